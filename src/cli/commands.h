@@ -1,0 +1,21 @@
+// ipilab/cli/commands.h — one function per subcommand family; each lives in cmd_<name>.cpp.
+//
+// Each add_*_command registers a CLI11 subcommand on `root` with a callback. Callbacks report bad
+// input by throwing ipilab::InputError, a missing machine capability by UnavailableError, a failed
+// user-requested check by CheckFailed; main() turns those into the documented exit statuses.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace ipilab::cli {
+
+void add_hv_command(CLI::App& root);       // ipilab hv call            (cmd_hv.cpp)
+void add_gic_command(CLI::App& root);      // ipilab gic decode         (cmd_gic.cpp)
+void add_run_command(CLI::App& root);      // ipilab run [SCENARIO]     (cmd_run.cpp)
+void add_list_command(CLI::App& root);     // ipilab list               (cmd_list.cpp)
+void add_topo_command(CLI::App& root);     // ipilab topo               (cmd_topo.cpp)
+void add_trace_command(CLI::App& root);    // ipilab trace / trace record (cmd_trace.cpp)
+void add_replay_command(CLI::App& root);   // ipilab replay             (cmd_replay.cpp)
+void add_measure_command(CLI::App& root);  // ipilab measure            (cmd_measure.cpp)
+
+}  // namespace ipilab::cli

@@ -1,0 +1,77 @@
+#include "common/file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+#ifndef IPILAB_DEFAULT_DATA_DIR
+#define IPILAB_DEFAULT_DATA_DIR ""
+#endif
+
+namespace ipilab {
+
+std::string read_text_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw InputError(path.string(), "no such file");
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path.string(), "is a directory, not a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string(), fmt::format("cannot open: {}", std::strerror(errno)));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw InputError(path.string(), "read error");
+  return ss.str();
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw InputError(path.string(), fmt::format("folder '{}' does not exist", dir.string()));
+  std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) throw InputError(path.string(), fmt::format("cannot create a file there: {}", std::strerror(errno)));
+  const char* p = content.data();
+  std::size_t left = content.size();
+  bool ok = true;
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ok = false;
+      break;
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  const int saved = errno;
+  if (ok && ::fsync(fd) != 0) ok = false;
+  ::fchmod(fd, 0644);
+  ::close(fd);
+  if (!ok || ::rename(tmpl.c_str(), path.c_str()) != 0) {
+    const int err = ok ? errno : saved;
+    ::unlink(tmpl.c_str());
+    throw InputError(path.string(), fmt::format("cannot write: {}", std::strerror(err)));
+  }
+}
+
+std::filesystem::path data_dir() {
+  if (const char* env = std::getenv("IPILAB_DATA_DIR"); env && *env) return env;
+  std::error_code ec;
+  const std::filesystem::path built_from = IPILAB_DEFAULT_DATA_DIR;
+  if (!built_from.empty() && std::filesystem::is_directory(built_from / "profiles", ec)) return built_from;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) return exe.parent_path().parent_path() / "share" / "ipilab";
+  return ".";
+}
+
+}  // namespace ipilab

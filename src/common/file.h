@@ -1,0 +1,23 @@
+// ipilab/common/file.h — reading inputs with clear errors, writing outputs all-or-nothing, and
+// finding the data shipped with ipilab (profiles/, scenarios/, data/).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace ipilab {
+
+/// Reads a whole file. Throws InputError(path, reason) if it is missing, unreadable or a directory.
+std::string read_text_file(const std::filesystem::path& path);
+
+/// Writes `content` to `path` atomically: a temporary file in the same folder, fsync'd, then renamed
+/// over `path`. On any failure nothing is left at `path` (an older file there stays as it was).
+/// Throws InputError(path, reason) when the folder does not exist or is not writable.
+void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+
+/// The folder holding ipilab's shipped data (profiles/, scenarios/, data/): $IPILAB_DATA_DIR if set,
+/// else the source tree the binary was built from (compiled in), else <exe>/../share/ipilab.
+std::filesystem::path data_dir();
+
+}  // namespace ipilab
