@@ -1,0 +1,82 @@
+// ipilab/sim/rng.h — the simulator's seeded random stream and its sampling helpers.
+//
+// Generator: xoshiro256** (Blackman & Vigna, "Scrambled linear pseudorandom number generators",
+// ACM TOMS 2021; the reference algorithm is public domain), 256-bit state, seeded by expanding the
+// 64-bit seed with splitmix64 (Steele, Lea & Flood, OOPSLA 2014). It is written here, not taken from
+// <random>, because the distributions of the standard library are implementation-defined: ours give
+// the same stream on every platform for the same seed (up to libm's log/cos/exp, which glibc rounds
+// correctly in practice).
+//
+// The stream is a pure function of the seed and of the sequence of calls: adding a sample in one
+// place shifts every later sample but never makes a run nondeterministic. normal() produces values
+// in pairs (Marsaglia's polar method) and keeps the second for the next call.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/time.h"
+
+namespace ipilab::sim {
+
+/// How a "value with relative spread" is sampled.
+enum class SpreadShape {
+  /// Lognormal with the given mean and relative standard deviation cv: sigma^2 = ln(1 + cv^2),
+  /// mu = ln(mean) - sigma^2 / 2. Always > 0, right-skewed like real latencies. The default.
+  Lognormal,
+  /// Normal(mean, cv * mean), clipped below at 0.1 % of the mean (never 0 or negative; jitter()
+  /// also never returns less than 1 ps). Symmetric; meant for small cv (<= 0.3).
+  NormalClipped,
+};
+
+class Rng {
+ public:
+  /// Seeds the 256-bit state from `seed` with splitmix64 (any seed, including 0, is fine).
+  explicit Rng(std::uint64_t seed);
+
+  /// Next raw 64-bit value (one draw).
+  std::uint64_t next_u64() noexcept;
+  /// Uniform double in [0, 1) with 53 random bits (one draw).
+  double uniform01() noexcept;
+  /// Uniform integer in [0, n), n > 0, without modulo bias (Lemire's multiply-shift with
+  /// rejection; usually one draw).
+  std::uint64_t uniform_below(std::uint64_t n) noexcept;
+  /// Standard normal N(0, 1) by Marsaglia's polar method (pairs of uniforms, rejection rate
+  /// 1 - pi/4; the second value of each pair is returned by the next call).
+  double normal() noexcept;
+
+  /// A positive value around `mean` with relative standard deviation `cv` (>= 0). With cv == 0 it
+  /// returns `mean` exactly and consumes NO draw, so profiles without spread give exact sums.
+  double with_spread(double mean, double cv, SpreadShape shape = SpreadShape::Lognormal) noexcept;
+
+  /// Duration version of with_spread: rounds to the nearest ps; cv == 0 returns `mean` unchanged.
+  Ps jitter(Ps mean, double cv, SpreadShape shape = SpreadShape::Lognormal) noexcept;
+
+ private:
+  std::uint64_t s_[4];
+  double spare_ = 0;
+  bool has_spare_ = false;
+};
+
+/// A duration with relative spread, its distribution parameters computed once (use this in hot
+/// loops instead of Rng::jitter, which recomputes the lognormal parameters on every call).
+/// sample() returns exactly Ps values Rng::jitter(mean, cv, shape) would, for the same stream.
+class Jitter {
+ public:
+  Jitter() = default;
+  Jitter(Ps mean, double cv, SpreadShape shape = SpreadShape::Lognormal);
+
+  Ps mean() const noexcept { return mean_; }
+  double cv() const noexcept { return cv_; }
+  SpreadShape shape() const noexcept { return shape_; }
+
+  /// One sample (>= 1 ps); with cv == 0 returns mean() and consumes no draw.
+  Ps sample(Rng& rng) const noexcept;
+
+ private:
+  Ps mean_{};
+  double cv_ = 0;
+  SpreadShape shape_ = SpreadShape::Lognormal;
+  double mu_ = 0, sigma_ = 0;  // lognormal parameters
+};
+
+}  // namespace ipilab::sim
