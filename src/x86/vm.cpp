@@ -1,0 +1,90 @@
+#include "x86/vm.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/error.h"
+
+namespace ipilab::x86 {
+
+X86Vm::X86Vm(std::vector<X86Vcpu> vcpus, bool smm_supported)
+    : vcpus_(std::move(vcpus)), smm_supported_(smm_supported) {
+  if (vcpus_.empty()) throw InputError("vm.vcpu", "a VM needs at least one vCPU");
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> all;
+  all.reserve(vcpus_.size());
+  for (std::uint32_t i = 0; i < vcpus_.size(); ++i) {
+    if (vcpus_[i].apic_id == 0xFFFFFFFFu) {
+      throw InputError(fmt::format("vm.vcpu[{}].apic_id", i),
+                       "0xffffffff is the x2APIC broadcast ID and cannot name a vCPU");
+    }
+    all.emplace_back(vcpus_[i].apic_id, i);
+  }
+  std::sort(all.begin(), all.end());
+  for (std::size_t k = 1; k < all.size(); ++k) {
+    if (all[k].first == all[k - 1].first) {
+      throw InputError(fmt::format("vm.vcpu[{}].apic_id", all[k].second),
+                       fmt::format("APIC ID {:#x} is already used by vCPU {}", all[k].first,
+                                   all[k - 1].second));
+    }
+  }
+  for (const auto& [id, index] : all) {
+    if (!vcpus_[index].apic_present) continue;
+    by_apic_id_.emplace_back(id, index);
+    max_apic_id_ = std::max(max_apic_id_, id);
+  }
+}
+
+X86Vm X86Vm::identity(std::uint32_t nr_vcpus) {
+  std::vector<X86Vcpu> v(nr_vcpus);
+  for (std::uint32_t i = 0; i < nr_vcpus; ++i) v[i].apic_id = i;
+  return X86Vm(std::move(v));
+}
+
+X86Vm X86Vm::from_apic_ids(const std::vector<std::uint32_t>& apic_ids) {
+  std::vector<X86Vcpu> v(apic_ids.size());
+  for (std::size_t i = 0; i < apic_ids.size(); ++i) v[i].apic_id = apic_ids[i];
+  return X86Vm(std::move(v));
+}
+
+namespace {
+// QEMU apicid_bitwidth_for_count(): bits needed to number `count` items (0 for 1 item).
+std::uint32_t bitwidth_for_count(std::uint32_t count) {
+  std::uint32_t bits = 0;
+  while ((1ull << bits) < count) ++bits;
+  return bits;
+}
+}  // namespace
+
+X86Vm X86Vm::qemu_topology(std::uint32_t sockets, std::uint32_t cores, std::uint32_t threads) {
+  if (sockets == 0 || cores == 0 || threads == 0) {
+    throw InputError("vm.topology", "sockets, cores and threads must all be >= 1");
+  }
+  const std::uint32_t tbits = bitwidth_for_count(threads);
+  const std::uint32_t cbits = bitwidth_for_count(cores);
+  if (tbits + cbits + bitwidth_for_count(sockets) > 32) {
+    throw InputError("vm.topology", "the topology does not fit 32-bit APIC IDs");
+  }
+  std::vector<X86Vcpu> v;
+  v.reserve(static_cast<std::size_t>(sockets) * cores * threads);
+  for (std::uint32_t s = 0; s < sockets; ++s) {
+    for (std::uint32_t c = 0; c < cores; ++c) {
+      for (std::uint32_t t = 0; t < threads; ++t) {
+        X86Vcpu cpu;
+        cpu.apic_id = static_cast<std::uint32_t>((std::uint64_t{s} << (cbits + tbits)) |
+                                                  (std::uint64_t{c} << tbits) | t);
+        v.push_back(cpu);
+      }
+    }
+  }
+  return X86Vm(std::move(v));
+}
+
+std::optional<std::uint32_t> X86Vm::vcpu_of_apic_id(std::uint32_t apic_id) const {
+  auto it = std::lower_bound(by_apic_id_.begin(), by_apic_id_.end(),
+                             std::make_pair(apic_id, std::uint32_t{0}));
+  if (it == by_apic_id_.end() || it->first != apic_id) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace ipilab::x86
