@@ -65,14 +65,21 @@
 //   - KVM's VP index map may contain duplicates (both vCPUs then receive); this model rejects them
 //     at construction (a partition has unique VP indices, as the TLFS defines them).
 //
-// ErrorFlavor::XenViridian (fact sheet §4.6; secondary reference) changes only the IPI handlers:
-//   non-Ex fast: RDX[63:32] != 0 -> error; non-Ex slow: TargetVtl/padding (bytes 4..7) != 0 -> error;
-//   Ex fast -> error (Xen never accepts fast Ex); Ex slow: TargetVtl/padding != 0 -> error; vector
-//   checked BEFORE the set (so sparse+varhead 0 with vector 0 is an error); format 0 = sparse, 1 = all,
-//   other -> error; varhead is NOT validated (popcount(valid_bank_mask) banks are read); the SEND_IPI
-//   varhead/rep dispatch checks and the SEND_IPI_EX rep check are skipped. Every IPI input error ->
-//   HV_STATUS_INVALID_PARAMETER. The front end (steps 1-5) stays KVM's: Xen's own CPL and reserved-bit
-//   handling is not modelled (UNKNOWN here), and enforce_cpuid is a KVM capability.
+// ErrorFlavor::XenViridian (fact sheet §4.6; xen/arch/x86/hvm/viridian/viridian.c viridian_hypercall,
+// hvcall_ipi, hvcall_ipi_ex, hv_vpset_to_vpmask, send_ipi):
+//   - front end: Xen checks neither RsvdZ control bits, nor varhead, nor rep count/start, has no
+//     enforce-CPUID access check, no XMM gate and never reads XMM registers, and always has an
+//     in-kernel (Xen) vLAPIC. Steps 3-5, the step-6 varhead/rep checks and 7a are skipped. The CPL /
+//     protected-mode #UD gate (step 1) is kept: Xen's handling of it is not in the fact sheet (UNKNOWN).
+//   - SEND_IPI fast: RDX[63:32] != 0 -> error. Slow: read 16 bytes; TargetVtl or padding (bytes
+//     4..7) != 0 -> error. Then vector outside 0x10..0xFF -> error.
+//   - SEND_IPI_EX fast -> error (never accepted). Slow: read 24 bytes; TargetVtl/padding != 0 ->
+//     error; vector checked BEFORE the set (so sparse + no banks + vector 0 is an error, unlike KVM);
+//     format 1 = all, format 0 = sparse with popcount(valid_bank_mask) banks read from RDX + 24,
+//     any other format -> error.
+//   - Every IPI error -> HV_STATUS_INVALID_PARAMETER; unknown code -> INVALID_HYPERCALL_CODE.
+//   - Delivery in VP-index order (for_each_vp); disabled vLAPICs skipped. Xen indexes d->vcpu[vp]
+//     directly (VP index == vCPU id there); set bits naming no vCPU are ignored by this model.
 //
 // Hostile input: any register values, any control word, any memory image: execute() never throws
 // for them, never reads outside GuestMemory, and always returns a status or inject_ud.
