@@ -1,0 +1,42 @@
+// ipilab/gic/topology_builder.h — GicSystemConfig for common multi-socket hosts.
+//
+// N sockets x M CPUs, one GICv4.1 ITS per socket (firmware reports socket 0's ITS first). CPU c is on
+// socket c / M; its affinity puts the socket in Aff2 (Aff3 = 0) or in Aff3 (Aff2 = 0); within a socket
+// Aff1 = index / 16 and Aff0 = index % 16 (GICv3 SGI target lists address 16 Aff0 values per cluster).
+// vPE table scope (fact sheet §1.4):
+//  * PerSocket: CommonLPIAff = 2 (Aff3.Aff2) for Aff2 sockets or 1 (Aff3) for Aff3 sockets; each ITS
+//    has SVPET = the same value and GITS_MPIDR = its socket's affinity, so each socket's RDs and ITS
+//    share one table and Linux's local_4_1_its is the socket's own ITS.
+//  * System: CommonLPIAff = 0 (all RDs share one table); SVPET = 1 (Linux reads it as "Aff3"), so an
+//    ITS shares when its Aff3 is 0 — every ITS with Aff2 sockets, only socket 0's ITS with Aff3 sockets.
+// Every ITS: VLPIS, VMAPP, VSGI, VMOVP (single VMOVP unless single_vmovp = false), PTA as asked.
+// Every RD: PLPIS, VLPIS, DirectLPI, RVPEID, VSGI, Processor_Number = CPU number,
+// RD_base = rd_base_pa + cpu * 0x40000 (four 64 KiB frames per GICv4 RD).
+#pragma once
+
+#include <cstdint>
+
+#include "gic/gic_system.h"
+
+namespace ipilab::gic {
+
+enum class SocketAffinityLevel { Aff2, Aff3 };
+enum class VpeTableScope { PerSocket, System };
+
+struct SocketTopology {
+  int sockets = 2;
+  int cpus_per_socket = 32;
+  SocketAffinityLevel level = SocketAffinityLevel::Aff2;
+  VpeTableScope scope = VpeTableScope::PerSocket;
+  bool pta = false;               ///< GITS_TYPER.PTA: RDbase is an address (true) or processor number
+  bool single_vmovp = true;       ///< GITS_TYPER.VMOVP
+  unsigned vpeid_bits = 16;
+  std::uint64_t its_base_pa = 0x2'0000'0000;  ///< ITS s at its_base_pa + s * 0x100'0000
+  std::uint64_t rd_base_pa = 0x1'0000'0000;
+};
+
+/// Builds the configuration. Throws InputError("sockets"/"cpus_per_socket", ...) for counts outside
+/// 1..256 sockets and 1..4096 CPUs per socket.
+GicSystemConfig build_socket_topology(const SocketTopology& topology);
+
+}  // namespace ipilab::gic
