@@ -1,0 +1,157 @@
+#include "topology/host.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+namespace ipilab::topology {
+
+namespace {
+std::uint64_t pair_key(int a, int b) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
+}
+}  // namespace
+
+void Host::finalize() {
+  const std::string where = name.empty() ? std::string("host") : fmt::format("host '{}'", name);
+  auto bad = [&](std::string reason) { throw InputError(where, std::move(reason)); };
+  if (cpus.empty()) bad("has no CPUs");
+  std::sort(cpus.begin(), cpus.end(), [](const Cpu& a, const Cpu& b) { return a.id < b.id; });
+  int max_id = -1, max_socket = -1, max_node = -1;
+  for (std::size_t i = 0; i < cpus.size(); ++i) {
+    const Cpu& c = cpus[i];
+    if (c.id < 0 || c.socket < 0 || c.node < 0 || c.core < 0 || c.thread < 0)
+      bad(fmt::format("CPU {}: negative id, socket, node, core or thread", c.id));
+    if (i > 0 && cpus[i - 1].id == c.id) bad(fmt::format("CPU {} is listed twice", c.id));
+    max_id = std::max(max_id, c.id);
+    max_socket = std::max(max_socket, c.socket);
+    max_node = std::max(max_node, c.node);
+  }
+  sockets = max_socket + 1;
+  nodes = max_node + 1;
+  index_of_id_.assign(static_cast<std::size_t>(max_id) + 1, -1);
+  for (std::size_t i = 0; i < cpus.size(); ++i) index_of_id_[static_cast<std::size_t>(cpus[i].id)] = static_cast<int>(i);
+
+  node_socket_.assign(static_cast<std::size_t>(nodes), -1);
+  std::unordered_map<int, std::pair<int, int>> core_place;  // core -> (socket, node)
+  for (const Cpu& c : cpus) {
+    int& s = node_socket_[static_cast<std::size_t>(c.node)];
+    if (s == -1) s = c.socket;
+    else if (s != c.socket) bad(fmt::format("NUMA node {} has CPUs in sockets {} and {}", c.node, s, c.socket));
+    auto [it, fresh] = core_place.try_emplace(c.core, c.socket, c.node);
+    if (!fresh && it->second != std::pair{c.socket, c.node})
+      bad(fmt::format("core {} has CPUs in two nodes or sockets", c.core));
+  }
+  for (int n = 0; n < nodes; ++n)
+    if (node_socket_[static_cast<std::size_t>(n)] == -1)
+      bad(fmt::format("NUMA node {} has no CPU (node indexes must be dense, 0-based)", n));
+  std::vector<bool> socket_seen(static_cast<std::size_t>(sockets), false);
+  for (int s : node_socket_) socket_seen[static_cast<std::size_t>(s)] = true;
+  for (int s = 0; s < sockets; ++s)
+    if (!socket_seen[static_cast<std::size_t>(s)]) bad(fmt::format("socket {} has no CPU (socket indexes must be dense)", s));
+
+  if (latency.node_ns.size() != static_cast<std::size_t>(nodes))
+    bad(fmt::format("latency matrix has {} rows, the host has {} NUMA nodes", latency.node_ns.size(), nodes));
+  for (const auto& row : latency.node_ns) {
+    if (row.size() != static_cast<std::size_t>(nodes))
+      bad(fmt::format("latency matrix row has {} entries, the host has {} NUMA nodes", row.size(), nodes));
+    for (double v : row)
+      if (!(v >= 0)) bad("latency matrix holds a negative or NaN value");
+  }
+  if (latency.smt_ns && !(*latency.smt_ns >= 0)) bad("smt latency is negative");
+  pair_ns_.clear();
+  for (const PairLatency& p : latency.pairs) {
+    if (!find_cpu(p.from) || !find_cpu(p.to)) bad(fmt::format("latency pair {} -> {} names a CPU that does not exist", p.from, p.to));
+    if (!(p.ns >= 0)) bad(fmt::format("latency pair {} -> {} is negative", p.from, p.to));
+    pair_ns_[pair_key(p.from, p.to)] = p.ns;
+  }
+  for (std::size_t i = 0; i < its.size(); ++i) {
+    const Its& t = its[i];
+    if (t.socket < 0 || t.socket >= sockets) bad(fmt::format("ITS {} is on socket {}, which does not exist", i, t.socket));
+    if (t.node < 0 || t.node >= nodes) bad(fmt::format("ITS {} is on NUMA node {}, which does not exist", i, t.node));
+    if (node_socket_[static_cast<std::size_t>(t.node)] != t.socket)
+      bad(fmt::format("ITS {}: NUMA node {} is not in socket {}", i, t.node, t.socket));
+  }
+  if (gic_common_lpi_aff && (*gic_common_lpi_aff < 0 || *gic_common_lpi_aff > 3))
+    bad("gic common_lpi_aff must be 0..3");
+  if (base_ghz < 0) bad("base_ghz is negative");
+}
+
+const Cpu* Host::find_cpu(int id) const noexcept {
+  if (id < 0 || static_cast<std::size_t>(id) >= index_of_id_.size()) return nullptr;
+  const int i = index_of_id_[static_cast<std::size_t>(id)];
+  return i < 0 ? nullptr : &cpus[static_cast<std::size_t>(i)];
+}
+
+const Cpu& Host::cpu(int id) const {
+  const Cpu* c = find_cpu(id);
+  if (!c) throw std::out_of_range(fmt::format("topology::Host::cpu: no CPU {}", id));
+  return *c;
+}
+
+std::vector<int> Host::cpus_of_socket(int socket) const {
+  std::vector<int> out;
+  for (const Cpu& c : cpus)
+    if (c.socket == socket) out.push_back(c.id);
+  return out;
+}
+
+std::vector<int> Host::cpus_of_node(int node) const {
+  std::vector<int> out;
+  for (const Cpu& c : cpus)
+    if (c.node == node) out.push_back(c.id);
+  return out;
+}
+
+std::vector<int> Host::smt_siblings(int id) const {
+  const Cpu& me = cpu(id);
+  std::vector<int> out;
+  for (const Cpu& c : cpus)
+    if (c.core == me.core && c.id != id) out.push_back(c.id);
+  return out;
+}
+
+double Host::node_latency_ns(int from_node, int to_node) const {
+  return latency.node_ns.at(static_cast<std::size_t>(from_node)).at(static_cast<std::size_t>(to_node));
+}
+
+double Host::c2c_ns(int from_cpu, int to_cpu) const {
+  if (from_cpu == to_cpu) return 0.0;
+  if (!pair_ns_.empty())
+    if (auto it = pair_ns_.find(pair_key(from_cpu, to_cpu)); it != pair_ns_.end()) return it->second;
+  const Cpu& a = cpu(from_cpu);
+  const Cpu& b = cpu(to_cpu);
+  if (latency.smt_ns && a.core == b.core) return *latency.smt_ns;
+  return latency.node_ns[static_cast<std::size_t>(a.node)][static_cast<std::size_t>(b.node)];
+}
+
+std::vector<int> Host::its_on_socket(int socket) const {
+  std::vector<int> out;
+  for (std::size_t i = 0; i < its.size(); ++i)
+    if (its[i].socket == socket) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+std::vector<int> Host::its_on_node(int node) const {
+  std::vector<int> out;
+  for (std::size_t i = 0; i < its.size(); ++i)
+    if (its[i].node == node) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+std::string Host::format_cpu_list(const std::vector<int>& ids) {
+  std::string out;
+  for (std::size_t i = 0; i < ids.size();) {
+    std::size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += j == i ? fmt::format("{}", ids[i]) : fmt::format("{}-{}", ids[i], ids[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace ipilab::topology

@@ -1,0 +1,145 @@
+#include "topology/vm.h"
+
+#include <charconv>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "topology/toml_read.h"
+
+namespace ipilab::topology {
+
+using toml_read::TableReader;
+
+int Vm::cpu_of_vp_index(std::uint32_t vp) const noexcept {
+  for (const Vcpu& v : vcpus)
+    if (v.vp_index == vp) return v.cpu;
+  return -1;
+}
+
+Vm Vm::make(const Host& host, int n, const std::vector<int>& pcpus, int nr_cpus) {
+  if (n < 1 || static_cast<std::size_t>(n) != pcpus.size())
+    throw InputError("vm", fmt::format("{} vCPUs but {} pinned CPUs", n, pcpus.size()));
+  if (nr_cpus < n) throw InputError("vm.nr_cpus", fmt::format("NR_CPUS {} is below the {} vCPUs", nr_cpus, n));
+  Vm vm;
+  vm.nr_cpus = nr_cpus;
+  for (int i = 0; i < n; ++i) {
+    const int p = pcpus[static_cast<std::size_t>(i)];
+    if (!host.find_cpu(p))
+      throw InputError(fmt::format("vm.pin[{}]", i), fmt::format("host CPU {} does not exist on host '{}' (CPUs {})", p, host.name,
+                                                               Host::format_cpu_list([&] {
+                                                                 std::vector<int> ids;
+                                                                 for (const Cpu& c : host.cpus) ids.push_back(c.id);
+                                                                 return ids;
+                                                               }())));
+    vm.vcpus.push_back(Vcpu{i, p, static_cast<std::uint32_t>(i), VcpuState::Running});
+  }
+  return vm;
+}
+
+namespace {
+
+std::string all_cpus(const Host& host) {
+  std::vector<int> ids;
+  for (const Cpu& c : host.cpus) ids.push_back(c.id);
+  return Host::format_cpu_list(ids);
+}
+
+VcpuState parse_state(TableReader& r, std::string_view key, const std::string& s) {
+  if (s == "running") return VcpuState::Running;
+  if (s == "halted") return VcpuState::Halted;
+  r.fail(key, fmt::format("'{}' is not a vCPU state; use \"running\" or \"halted\"", s));
+}
+
+}  // namespace
+
+Vm parse_vm(const toml::table& t, const Host& host, std::string_view file, std::string_view key) {
+  TableReader r(t, std::string(file), std::string(key));
+  Vm vm;
+  vm.name = r.opt_string("name").value_or("");
+  const auto n = static_cast<int>(r.req_int("vcpus", 1, 65536));
+  vm.nr_cpus = static_cast<int>(r.opt_int("nr_cpus", 1, 1 << 20).value_or(8192));
+  if (vm.nr_cpus < n) r.fail("nr_cpus", fmt::format("NR_CPUS {} is below vcpus = {}", vm.nr_cpus, n));
+
+  std::vector<int> pins;
+  const toml::node* pin = r.node("pin");
+  auto take_first = [&](const std::vector<int>& ids, std::string_view what) {
+    if (ids.size() < static_cast<std::size_t>(n))
+      r.fail("pin", fmt::format("{} has {} CPUs, the VM needs {}", what, ids.size(), n));
+    pins.assign(ids.begin(), ids.begin() + n);
+  };
+  if (!pin || (pin->as_string() && pin->as_string()->get() == "first")) {
+    std::vector<int> ids;
+    for (const Cpu& c : host.cpus) ids.push_back(c.id);
+    take_first(ids, fmt::format("host '{}'", host.name));
+  } else if (const auto* s = pin->as_string()) {
+    const std::string& v = s->get();
+    const auto colon = v.find(':');
+    const std::string kind = v.substr(0, colon);
+    int idx = -1;
+    if (colon != std::string::npos) {
+      const char* b = v.data() + colon + 1;
+      const char* e = v.data() + v.size();
+      auto [p, ec] = std::from_chars(b, e, idx);
+      if (ec != std::errc() || p != e) idx = -1;
+    }
+    if ((kind != "socket" && kind != "node") || idx < 0)
+      r.fail("pin", fmt::format("'{}' is not a placement; use a list of host CPUs, \"socket:N\", \"node:N\" or \"first\"", v));
+    if (kind == "socket") {
+      if (idx >= host.sockets) r.fail("pin", fmt::format("socket {} does not exist (host '{}' has {})", idx, host.name, host.sockets));
+      take_first(host.cpus_of_socket(idx), fmt::format("socket {}", idx));
+    } else {
+      if (idx >= host.nodes) r.fail("pin", fmt::format("NUMA node {} does not exist (host '{}' has {})", idx, host.name, host.nodes));
+      take_first(host.cpus_of_node(idx), fmt::format("NUMA node {}", idx));
+    }
+  } else if (const auto* a = pin->as_array()) {
+    if (a->size() != static_cast<std::size_t>(n))
+      r.fail("pin", fmt::format("lists {} host CPUs for {} vCPUs", a->size(), n));
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const std::string k = fmt::format("{}[{}]", r.key_path("pin"), i);
+      const auto p = static_cast<int>(toml_read::node_int(*a->get(i), file, k, 0, 1 << 24));
+      if (!host.find_cpu(p))
+        throw InputError(toml_read::place(file, a->get(i)->source(), k),
+                         fmt::format("host CPU {} does not exist on host '{}' (CPUs {})", p, host.name, all_cpus(host)));
+      pins.push_back(p);
+    }
+  } else {
+    r.fail("pin", fmt::format("expected a list of host CPUs or a string, got {}", toml_read::type_name(*pin)));
+  }
+
+  VcpuState initial = VcpuState::Running;
+  if (auto s = r.opt_string("state")) initial = parse_state(r, "state", *s);
+  for (int i = 0; i < n; ++i)
+    vm.vcpus.push_back(Vcpu{i, pins[static_cast<std::size_t>(i)], static_cast<std::uint32_t>(i), initial});
+
+  if (const toml::array* halted = r.opt_array("halted")) {
+    for (std::size_t i = 0; i < halted->size(); ++i) {
+      const auto c = toml_read::node_int(*halted->get(i), file, fmt::format("{}[{}]", r.key_path("halted"), i), 0, n - 1);
+      vm.vcpus[static_cast<std::size_t>(c)].initial_state = VcpuState::Halted;
+    }
+  }
+  if (const toml::table* vp = r.opt_table("vp_index")) {
+    for (const auto& [k, v] : *vp) {
+      const std::string kp = fmt::format("{}.{}", r.key_path("vp_index"), k.str());
+      int c = -1;
+      const std::string_view ks = k.str();
+      auto [p, ec] = std::from_chars(ks.data(), ks.data() + ks.size(), c);
+      if (ec != std::errc() || p != ks.data() + ks.size() || c < 0 || c >= n)
+        throw InputError(toml_read::place(file, k.source(), kp),
+                         fmt::format("key must be a guest CPU number in 0..{}", n - 1));
+      vm.vcpus[static_cast<std::size_t>(c)].vp_index =
+          static_cast<std::uint32_t>(toml_read::node_int(v, file, kp, 0, 0xFFFFFFFEll));
+    }
+    std::unordered_map<std::uint32_t, int> seen;
+    for (const Vcpu& v : vm.vcpus) {
+      auto [it, fresh] = seen.try_emplace(v.vp_index, v.cpu);
+      if (!fresh)
+        r.fail("vp_index", fmt::format("CPUs {} and {} both have VP index {}", it->second, v.cpu, v.vp_index));
+    }
+  }
+  r.finish();
+  return vm;
+}
+
+}  // namespace ipilab::topology

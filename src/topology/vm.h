@@ -1,0 +1,72 @@
+// ipilab/topology/vm.h — a VM placed on a host: vCPUs, pinning, VP indexes, guest NR_CPUS, state.
+//
+// Terms: vCPU i is the guest's CPU number i (Linux's smp_processor_id() in the guest). Its VP index
+// is the Hyper-V virtual processor index the guest must use in hypercalls (TLFS; Linux keeps it in
+// hv_vp_index[cpu]); identity by default, overridable per CPU to model hosts where they differ
+// (seed 000's "CPU below 64 with VP index >= 64" case). nr_cpus is the guest kernel's CONFIG_NR_CPUS,
+// which sizes every cpumask the guest walks (8192 on distribution kernels). A vCPU starts running
+// (spinning in the guest) or halted (in HLT/WFI; woken by the interrupt, paying halt wake-up).
+//
+// TOML form, the [vm] table (profiles/README.md, "VMs"):
+//   [vm]
+//   name = "seed003-guest"      # optional
+//   vcpus = 4                   # 1..65536
+//   nr_cpus = 8192              # guest CONFIG_NR_CPUS, >= vcpus; default 8192
+//   pin = [32, 33, 34, 35]      # host CPU of each vCPU, or "socket:N" / "node:N" (the first vcpus
+//                               # CPUs of that socket/node by id), or "first" (default: the first
+//                               # vcpus CPUs of the host by id)
+//   state = "running"           # initial state of every vCPU: "running" (default) or "halted"
+//   halted = [1, 2]             # optional: these vCPUs start halted (others take `state`)
+//   vp_index = { 3 = 64 }       # optional overrides, guest CPU -> VP index (keys are CPU numbers)
+//
+// Errors (InputError, place "FILE:LINE:COLUMN: vm.key[i]"): a vCPU pinned to a host CPU that does
+// not exist, a pin list of the wrong length, a socket/node too small for the VM, a duplicate VP
+// index, a vCPU number out of range in halted/vp_index, vcpus > nr_cpus, unknown keys, wrong types.
+// Two vCPUs on one host CPU are allowed (overcommit); the workload decides what that costs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "topology/host.h"
+
+namespace ipilab::topology {
+
+enum class VcpuState { Running, Halted };
+
+struct Vcpu {
+  int cpu = 0;                  ///< guest CPU number (= index in Vm::vcpus)
+  int pcpu = 0;                 ///< host CPU id it is pinned to
+  std::uint32_t vp_index = 0;   ///< Hyper-V VP index
+  VcpuState initial_state = VcpuState::Running;
+  friend bool operator==(const Vcpu&, const Vcpu&) = default;
+};
+
+struct Vm {
+  std::string name;
+  int nr_cpus = 8192;
+  std::vector<Vcpu> vcpus;
+
+  int size() const noexcept { return static_cast<int>(vcpus.size()); }
+  /// VP index of guest CPU `cpu` (std::out_of_range if no such vCPU).
+  std::uint32_t vp_index_of(int cpu) const { return vcpus.at(static_cast<std::size_t>(cpu)).vp_index; }
+  /// Guest CPU whose VP index is `vp`, or -1.
+  int cpu_of_vp_index(std::uint32_t vp) const noexcept;
+  /// Host CPU of guest CPU `cpu`.
+  int pcpu_of(int cpu) const { return vcpus.at(static_cast<std::size_t>(cpu)).pcpu; }
+
+  /// A VM of `n` running vCPUs pinned to `pcpus` (size n) with identity VP indexes; validated
+  /// against `host` (InputError(place "vm", ...) if a CPU does not exist).
+  static Vm make(const Host& host, int n, const std::vector<int>& pcpus, int nr_cpus = 8192);
+
+  friend bool operator==(const Vm&, const Vm&) = default;
+};
+
+/// Parses a [vm] table at dotted key `key` of a document read from `file`, placed on `host`.
+Vm parse_vm(const toml::table& vm_table, const Host& host, std::string_view file, std::string_view key = "vm");
+
+}  // namespace ipilab::topology
