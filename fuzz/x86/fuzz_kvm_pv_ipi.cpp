@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "x86/apic_icr.h"
 #include "x86/guest_x2apic.h"
+#include "x86/kvm_icr.h"
 #include "x86/kvm_pv_ipi.h"
 
 namespace {
@@ -96,6 +97,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     CHECK(r.ipi.work.set_irq_calls == r.ipi.targets.size());
     CHECK(r.ipi.work.bits_in_range <= 128);
   }
+  // The same registers as x2APIC ICR / SELF IPI writes from vCPU 0.
+  for (std::uint64_t icr : {regs.rbx, regs.rcx}) {
+    const IcrWriteOutcome w = kvm_x2apic_icr_write(vm, 0, icr);
+    CHECK(w.inject_gp == ((icr & 0xFFF32000ull) != 0));
+    std::set<std::uint32_t> seen;
+    std::int64_t acc = 0;
+    for (const auto& t : w.targets) {
+      CHECK(t.vcpu < vm.nr_vcpus() && vm.vcpu(t.vcpu).apic_present);
+      CHECK(seen.insert(t.vcpu).second);
+      acc += t.accepted ? 1 : 0;
+    }
+    CHECK(acc == w.accepted);
+    if (decode_x2apic_icr(icr).delivery_mode == DeliveryMode::LowestPriority) CHECK(w.targets.size() <= 1);
+  }
+  const IcrWriteOutcome self_ipi = kvm_x2apic_self_ipi_write(vm, 0, regs.rdx);
+  CHECK(self_ipi.inject_gp == (regs.rdx > 0xFF));
+  CHECK(self_ipi.targets.size() <= 1);
   // The ICR word round-trips through the codec whatever it holds.
   CHECK(encode_x2apic_icr(decode_x2apic_icr(regs.rsi)) == regs.rsi);
 

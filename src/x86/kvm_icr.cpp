@@ -1,0 +1,96 @@
+// KVM's handling of x2APIC ICR / SELF IPI writes (arch/x86/kvm/lapic.c, arch/x86/kvm/x86.c).
+// Behaviour only; see kvm_icr.h for the rules and their versions.
+#include "x86/kvm_icr.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ipilab::x86 {
+
+namespace {
+
+constexpr std::uint64_t kX2apicIcrReservedBits = 0xFFF32000ull;  // GENMASK(31,20)|GENMASK(17,16)|BIT(13)
+
+bool matches(const X86Vm& vm, std::uint32_t sender, std::uint32_t v, const Icr& f) {
+  if (!vm.vcpu(v).apic_present) return false;  // kvm_apic_present()
+  switch (f.shorthand) {
+    case Shorthand::Self: return v == sender;
+    case Shorthand::AllIncludingSelf: return true;
+    case Shorthand::AllExcludingSelf: return v != sender;
+    case Shorthand::None: break;
+  }
+  if (f.destination == kX2apicBroadcast) return true;
+  const std::uint32_t id = vm.apic_id(v);
+  if (f.dest_mode == DestMode::Physical) return f.destination == id;
+  const std::uint32_t ldr = x2apic_logical_id(id);
+  return (ldr >> 16) == (f.destination >> 16) && (ldr & f.destination & 0xFFFFu) != 0;
+}
+
+void check_sender(const X86Vm& vm, std::uint32_t sender) {
+  if (sender >= vm.nr_vcpus()) {
+    throw std::invalid_argument(
+        fmt::format("sender vCPU {} is not a vCPU of this {}-vCPU VM", sender, vm.nr_vcpus()));
+  }
+}
+
+void deliver(const X86Vm& vm, std::uint32_t sender, const Icr& f, IcrWriteOutcome& out) {
+  std::vector<std::uint32_t> matched;
+  for (std::uint32_t v = 0; v < vm.nr_vcpus(); ++v) {
+    if (matches(vm, sender, v, f)) matched.push_back(v);
+  }
+  if (f.delivery_mode == DeliveryMode::LowestPriority && f.shorthand != Shorthand::Self) {
+    std::vector<std::uint32_t> cand;
+    for (auto v : matched) {
+      if (vm.vcpu(v).apic_sw_enabled) cand.push_back(v);
+    }
+    std::sort(cand.begin(), cand.end(), [&vm](std::uint32_t a, std::uint32_t b) {
+      return vm.apic_id(a) < vm.apic_id(b);
+    });
+    matched.clear();
+    if (!cand.empty()) matched.push_back(cand[f.vector % cand.size()]);
+  }
+  for (auto v : matched) {
+    const bool ok = kvm_apic_accepts(vm.vcpu(v), vm.smm_supported(), f.delivery_mode, f.level_assert,
+                                     f.trigger);
+    out.targets.push_back(PvIpiTarget{v, vm.apic_id(v), ok});
+    if (ok) ++out.accepted;
+  }
+}
+
+}  // namespace
+
+bool kvm_x2apic_icr_fastpath_eligible(std::uint64_t icr) {
+  const auto low = static_cast<std::uint32_t>(icr);
+  return (low & icr_bits::kShortMask) == 0 && (low & icr_bits::kDestLogical) == 0 &&
+         (low & icr_bits::kModeMask) == icr_bits::kDmFixed &&
+         static_cast<std::uint32_t>(icr >> 32) != kX2apicBroadcast;
+}
+
+IcrWriteOutcome kvm_x2apic_icr_write(const X86Vm& vm, std::uint32_t sender, std::uint64_t icr) {
+  check_sender(vm, sender);
+  IcrWriteOutcome out;
+  if ((icr & kX2apicIcrReservedBits) != 0) {
+    out.inject_gp = true;
+    return out;
+  }
+  out.effective_icr = icr & ~static_cast<std::uint64_t>(icr_bits::kBusy);
+  out.fastpath = kvm_x2apic_icr_fastpath_eligible(out.effective_icr);
+  deliver(vm, sender, decode_x2apic_icr(out.effective_icr), out);
+  return out;
+}
+
+IcrWriteOutcome kvm_x2apic_self_ipi_write(const X86Vm& vm, std::uint32_t sender, std::uint64_t value) {
+  check_sender(vm, sender);
+  IcrWriteOutcome out;
+  if ((value & ~static_cast<std::uint64_t>(icr_bits::kVectorMask)) != 0) {
+    out.inject_gp = true;
+    return out;
+  }
+  out.effective_icr = icr_bits::kShortSelf | value;
+  deliver(vm, sender, decode_x2apic_icr(out.effective_icr), out);
+  return out;
+}
+
+}  // namespace ipilab::x86
