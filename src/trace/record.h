@@ -1,0 +1,59 @@
+// ipilab/trace/record.h — `ipilab trace record`: records IPI events through tracefs (libtracefs).
+//
+// What it does, in order:
+//   1. finds tracefs (libtracefs mounts it when root and it is not mounted); else UnavailableError;
+//   2. creates its own instance (default "ipilab"; the top-level buffer with an empty name, whose
+//      tracing_on and event enables are saved and restored); it never writes
+//      /proc/sys/kernel/ftrace_enabled and never sets a tracer, which is why it works where
+//      `trace-cmd record` fails on that file (tracepoints do not need the function tracer);
+//   3. enables exactly recorded_events() that the kernel has (the others are listed as missing);
+//   4. runs the command (fork/exec, same process group) or waits --duration, reading the per-CPU raw
+//      buffers every 100 ms (tracefs_iterate_raw_events), sorting them by time with a 20 ms
+//      hold-back so lines are in time order across CPUs;
+//   5. writes the text format of `trace-cmd report -t` ("cpus=N" then
+//      "<comm>-<pid> [<cpu>] <sec>.<ns>: <event>: <fields>", fields printed by libtraceevent with the
+//      running kernel's /proc/kallsyms), into a temporary file renamed over the output at the end.
+// Why text and not trace.dat: libtracecmd 1.3's public header (trace-cmd.h) declares only the input
+// API; its output functions (tracecmd_output_create...) are exported but undeclared internals of
+// trace-cmd, whose signatures may change between releases. The text keeps every field ipilab uses,
+// with ns timestamps, and `ipilab trace` reads it exactly like `trace-cmd report -t` output.
+//   6. restores the state found (instance removed; top-level: tracing_on and enables restored), also
+//      on errors and on SIGINT/SIGTERM during the recording.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ipilab::trace {
+
+struct RecordOptions {
+  std::filesystem::path output;
+  double duration_s = 0;              ///< 0: 1 s without a command, unlimited with one
+  std::vector<std::string> command;   ///< run while recording (argv); empty: just wait
+  std::string instance = "ipilab";    ///< tracefs instance; empty = top-level buffer
+  unsigned buffer_kb = 0;             ///< per-CPU buffer size in KiB; 0 = leave as is
+};
+
+struct RecordResult {
+  std::uint64_t events = 0;            ///< lines written
+  std::uint64_t lost = 0;              ///< events the ring buffer dropped (known count)
+  std::uint32_t cpus = 0;
+  double seconds = 0;                  ///< wall time recorded
+  std::vector<std::string> missing;    ///< "system:event" the kernel lacks
+  int command_status = 0;              ///< exit status of the command (128+signal if killed)
+};
+
+/// The events `record` enables, as (system, event).
+std::vector<std::pair<std::string, std::string>> recorded_events();
+
+/// True when tracefs is mounted and writable by this process (used by tests to skip).
+bool tracefs_usable();
+
+/// Records; see the header comment. Throws UnavailableError (no tracefs, no permission, instance
+/// busy), InputError (bad output folder, command not found).
+RecordResult record_trace(const RecordOptions& options);
+
+}  // namespace ipilab::trace

@@ -1,0 +1,192 @@
+#include "trace/report.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace ipilab::trace {
+
+namespace {
+
+constexpr IpiKind kAllKinds[] = {IpiKind::Reschedule, IpiKind::CallFunction, IpiKind::CallFunctionSingle,
+                                 IpiKind::IrqWork,    IpiKind::TimerBroadcast, IpiKind::Other,
+                                 IpiKind::Unknown};
+
+double per_second(std::uint64_t n, std::uint64_t span_ns) {
+  return span_ns ? static_cast<double>(n) * 1e9 / static_cast<double>(span_ns) : 0.0;
+}
+
+std::string lat_cell(const LatencyHistogram& h, double p) {
+  return h.count() ? fmt::format("{}", h.percentile(p)) : "-";
+}
+
+}  // namespace
+
+nlohmann::json latency_json(const LatencyHistogram& h) {
+  return {{"count", h.count()},        {"min", h.min()},           {"p50", h.percentile(0.5)},
+          {"p90", h.percentile(0.9)},  {"p99", h.percentile(0.99)}, {"max", h.max()},
+          {"mean", h.mean()}};
+}
+
+nlohmann::json report_json(const IpiAnalysis& a, const ReadInfo& info, const std::string& file) {
+  using nlohmann::json;
+  json j;
+  j["file"] = file;
+  j["format"] = std::string(format_name(info.format));
+  j["summary"] = {{"span_ns", a.span_ns()},         {"first_ts_ns", a.first_ts()}, {"last_ts_ns", a.last_ts()},
+                  {"cpus", a.cpus()},               {"events", a.events_total()}, {"ipis_sent", a.ipis_sent()},
+                  {"ipis_per_second", per_second(a.ipis_sent(), a.span_ns())},
+                  {"lost_events", a.lost_events()}};
+  j["ipis_sent"] = a.ipis_sent();
+  j["matched"] = a.matched();
+  j["coalesced"] = a.coalesced();
+  j["unmatched_sends"] = a.unmatched_sends();
+  j["unmatched_arrivals"] = a.unmatched_arrivals();
+  j["arrivals"] = a.arrivals();
+  j["events"] = json::object();
+  for (const auto& [name, n] : a.event_counts()) j["events"][name] = n;
+  j["by_kind"] = json::object();
+  for (IpiKind k : kAllKinds) {
+    const KindStats& s = a.by_kind()[static_cast<std::size_t>(k)];
+    if (!s.sends && !s.arrivals && !s.matched && !s.unmatched_sends) continue;
+    j["by_kind"][std::string(kind_name(k))] = {{"count", s.arrivals},
+                                               {"sends", s.sends},
+                                               {"matched", s.matched},
+                                               {"coalesced", s.coalesced},
+                                               {"unmatched_sends", s.unmatched_sends},
+                                               {"unmatched_arrivals", s.unmatched_arrivals},
+                                               {"latency_ns", latency_json(s.latency)},
+                                               {"handler_ns", latency_json(s.handler)}};
+  }
+  j["by_callsite"] = json::array();
+  for (const CallsiteStats* c : a.callsites_by_count()) {
+    j["by_callsite"].push_back(
+        {{"callsite", c->callsite},
+         {"callback", c->callback},
+         {"count", c->sends},
+         {"share", a.ipis_sent() ? static_cast<double>(c->sends) / static_cast<double>(a.ipis_sent()) : 0.0},
+         {"matched", c->matched},
+         {"coalesced", c->coalesced},
+         {"unmatched", c->unmatched},
+         {"latency_ns", latency_json(c->latency)}});
+  }
+  j["pairs"] = json::array();
+  for (const auto& [key, p] : a.pairs())
+    j["pairs"].push_back({{"src", key.first},
+                          {"dst", key.second},
+                          {"count", p.sends},
+                          {"matched", p.matched},
+                          {"coalesced", p.coalesced},
+                          {"latency_ns", latency_json(p.latency)}});
+  j["targets"] = json::array();
+  for (const auto& [cpu, t] : a.targets()) {
+    json src = json::array(), cs = json::array(), arr = json::object();
+    for (const auto& [s, n] : t.by_source) src.push_back({{"src", s}, {"count", n}});
+    std::vector<std::pair<std::string, std::uint64_t>> sites(t.by_callsite.begin(), t.by_callsite.end());
+    std::stable_sort(sites.begin(), sites.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+    for (const auto& [name, n] : sites) cs.push_back({{"callsite", name}, {"count", n}});
+    for (IpiKind k : kAllKinds)
+      if (t.arrivals[static_cast<std::size_t>(k)]) arr[std::string(kind_name(k))] = t.arrivals[static_cast<std::size_t>(k)];
+    j["targets"].push_back({{"cpu", cpu},
+                            {"sends_received", t.sends_received},
+                            {"unmatched_arrivals", t.unmatched_arrivals},
+                            {"sources", src},
+                            {"callsites", cs},
+                            {"arrivals", arr}});
+  }
+  j["csd_functions"] = json::array();
+  for (const auto& [func, f] : a.csd_functions())
+    j["csd_functions"].push_back({{"func", func},
+                                  {"queued", f.queued},
+                                  {"runs", f.runs},
+                                  {"queue_to_run_ns", latency_json(f.queue_to_run)},
+                                  {"run_time_ns", latency_json(f.run_time)}});
+  j["statistics"] = kStatisticsNote;
+  j["warnings"] = a.warnings();
+  return j;
+}
+
+std::string report_text(const IpiAnalysis& a, const ReadInfo& info, const std::string& file) {
+  std::string o;
+  auto out = std::back_inserter(o);
+  fmt::format_to(out, "IPI trace {} ({})\n\n", file, format_name(info.format));
+  fmt::format_to(out, "Summary\n");
+  fmt::format_to(out, "  span           {:.6f} s ({} .. {} ns)\n", static_cast<double>(a.span_ns()) / 1e9, a.first_ts(),
+                 a.last_ts());
+  fmt::format_to(out, "  CPUs           {}\n", a.cpus());
+  fmt::format_to(out, "  events         {}{}\n", a.events_total(),
+                 a.lost_event_marks() ? fmt::format(" ({} lost in {} place(s))", a.lost_events(), a.lost_event_marks())
+                                      : std::string());
+  fmt::format_to(out, "  IPIs sent      {} ({:.1f}/s)\n", a.ipis_sent(), per_second(a.ipis_sent(), a.span_ns()));
+  fmt::format_to(out, "  matched        {} (of which coalesced {})\n", a.matched(), a.coalesced());
+  fmt::format_to(out, "  unmatched      {} sends, {} arrivals\n", a.unmatched_sends(), a.unmatched_arrivals());
+  fmt::format_to(out, "  event counts  ");
+  for (const auto& [name, n] : a.event_counts()) fmt::format_to(out, " {}={}", name, n);
+  fmt::format_to(out, "\n\n");
+
+  fmt::format_to(out, "Per kind (latency = send -> handler entry; handler = entry -> exit; ns)\n");
+  fmt::format_to(out, "  {:<21} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>9}\n", "kind",
+                 "sends", "arrivals", "matched", "coalesced", "unm.send", "unm.arr", "p50", "p90", "p99", "max",
+                 "hdl.p50", "hdl.max");
+  for (IpiKind k : kAllKinds) {
+    const KindStats& s = a.by_kind()[static_cast<std::size_t>(k)];
+    if (!s.sends && !s.arrivals && !s.matched && !s.unmatched_sends) continue;
+    fmt::format_to(out, "  {:<21} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>9}\n",
+                   kind_name(k), s.sends, s.arrivals, s.matched, s.coalesced, s.unmatched_sends, s.unmatched_arrivals,
+                   lat_cell(s.latency, 0.5), lat_cell(s.latency, 0.9), lat_cell(s.latency, 0.99),
+                   lat_cell(s.latency, 1.0), lat_cell(s.handler, 0.5), lat_cell(s.handler, 1.0));
+  }
+  fmt::format_to(out, "\nPer callsite (sends; latency of the sends that raised the interrupt, ns)\n");
+  fmt::format_to(out, "  {:<44} {:>8} {:>7} {:>9} {:>9} {:>8} {:>8} {:>8}  {}\n", "callsite", "sends", "share",
+                 "coalesced", "unmatched", "p50", "p99", "max", "callback");
+  for (const CallsiteStats* c : a.callsites_by_count())
+    fmt::format_to(out, "  {:<44} {:>8} {:>6.1f}% {:>9} {:>9} {:>8} {:>8} {:>8}  {}\n", c->callsite, c->sends,
+                   a.ipis_sent() ? 100.0 * static_cast<double>(c->sends) / static_cast<double>(a.ipis_sent()) : 0.0,
+                   c->coalesced, c->unmatched, lat_cell(c->latency, 0.5), lat_cell(c->latency, 0.99),
+                   lat_cell(c->latency, 1.0), c->callback);
+  fmt::format_to(out, "\nPer (source CPU -> target CPU)\n");
+  fmt::format_to(out, "  {:>5} {:>5} {:>8} {:>8} {:>9} {:>8}\n", "src", "dst", "sends", "matched", "coalesced",
+                 "p50 ns");
+  for (const auto& [key, p] : a.pairs())
+    fmt::format_to(out, "  {:>5} {:>5} {:>8} {:>8} {:>9} {:>8}\n", key.first, key.second, p.sends, p.matched,
+                   p.coalesced, lat_cell(p.latency, 0.5));
+  fmt::format_to(out, "\nPer target CPU: who interrupts it\n");
+  for (const auto& [cpu, t] : a.targets()) {
+    fmt::format_to(out, "  CPU {}: {} IPIs sent to it", cpu, t.sends_received);
+    if (t.sends_received) {
+      fmt::format_to(out, "; from");
+      for (const auto& [s, n] : t.by_source)
+        fmt::format_to(out, " CPU {} {} ({:.1f}%)", s, n, 100.0 * static_cast<double>(n) / static_cast<double>(t.sends_received));
+    }
+    fmt::format_to(out, "\n    handler entries:");
+    bool any = false;
+    for (IpiKind k : kAllKinds)
+      if (t.arrivals[static_cast<std::size_t>(k)]) {
+        fmt::format_to(out, " {} {}", kind_name(k), t.arrivals[static_cast<std::size_t>(k)]);
+        any = true;
+      }
+    if (!any) fmt::format_to(out, " none");
+    fmt::format_to(out, "; with no send: {}\n", t.unmatched_arrivals);
+    if (!t.by_callsite.empty()) {
+      std::vector<std::pair<std::string, std::uint64_t>> sites(t.by_callsite.begin(), t.by_callsite.end());
+      std::stable_sort(sites.begin(), sites.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+      fmt::format_to(out, "    top callsites:");
+      for (std::size_t i = 0; i < sites.size() && i < 5; ++i) fmt::format_to(out, " {} {}", sites[i].first, sites[i].second);
+      fmt::format_to(out, "\n");
+    }
+  }
+  if (!a.csd_functions().empty()) {
+    fmt::format_to(out, "\ncsd functions (queue = csd_queue_cpu -> csd_function_entry; run = entry -> exit; ns)\n");
+    fmt::format_to(out, "  {:<32} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8}\n", "func", "queued", "runs", "queue.p50",
+                   "queue.p99", "run.p50", "run.max");
+    for (const auto& [func, f] : a.csd_functions())
+      fmt::format_to(out, "  {:<32} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8}\n", func, f.queued, f.runs,
+                     lat_cell(f.queue_to_run, 0.5), lat_cell(f.queue_to_run, 0.99), lat_cell(f.run_time, 0.5),
+                     lat_cell(f.run_time, 1.0));
+  }
+  fmt::format_to(out, "\nStatistics: {}.\n", kStatisticsNote);
+  for (const auto& w : a.warnings()) fmt::format_to(out, "note: {}\n", w);
+  return o;
+}
+
+}  // namespace ipilab::trace
