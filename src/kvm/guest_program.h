@@ -62,6 +62,8 @@ class GuestProgram : public Xbyak::CodeGenerator {
   void check_eq(const Xbyak::Reg64& reg, std::uint64_t expected, std::uint64_t check_id);
   /// IRETQ (REX.W CF); Xbyak 6.68 has no mnemonic for it.
   void iretq() { db(0x48); db(0xCF); }
+  /// VMCALL (0F 01 C1, Intel); Xbyak 6.68 has no mnemonic for it.
+  void vmcall() { db(0x0F); db(0x01); db(0xC1); }
   /// LIDT [rax] (0F 01 /3); Xbyak 6.68 has no mnemonic for it.
   void lidt_rax() { db(0x0F); db(0x01); db(0x18); }
   /// Done ucall, then `cli; hlt` forever (the VMM stops the vCPU at Done anyway).

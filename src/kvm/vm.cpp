@@ -13,6 +13,8 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -227,6 +229,16 @@ struct Vm::Vcpu final : VcpuContext {
     if (gpa >= kGuestMemBytes || len > kGuestMemBytes - gpa) return nullptr;
     return static_cast<std::uint8_t*>(vm->mem_.get()) + gpa;
   }
+  void inject_exception(std::uint8_t vector) override {
+    kvm_vcpu_events ev{};
+    xioctl(fd.get(), KVM_GET_VCPU_EVENTS, &ev, "KVM_GET_VCPU_EVENTS");
+    ev.exception.injected = 1;
+    ev.exception.nr = vector;
+    ev.exception.has_error_code = 0;
+    ev.exception.error_code = 0;
+    ev.flags = 0;
+    xioctl(fd.get(), KVM_SET_VCPU_EVENTS, &ev, "KVM_SET_VCPU_EVENTS");
+  }
   void signal_msi(std::uint32_t apic_id, std::uint8_t vector) override {
     // MSI address 0xFEE00000 | dest[7:0] << 12 (physical, fixed); data = vector, edge.
     kvm_msi msi{};
@@ -385,10 +397,19 @@ std::uint64_t Vm::tsc_khz() const {
 
 unsigned Vm::host_pu(unsigned vcpu) const { return pus_.at(vcpu); }
 
+const ExitCounts& Vm::exits_so_far(unsigned vcpu) const { return vcpus_.at(vcpu)->exits; }
+
 void Vm::load(const GuestImage& image) {
   if (image.code.size() > kCodeMaxBytes) throw std::invalid_argument("guest code too large");
   if (image.entry.size() != config_.vcpus) throw std::invalid_argument("GuestImage: one entry per vCPU");
   std::memcpy(memory(kCodeGpa, image.code.size()), image.code.data(), image.code.size());
+  // Debug aid (docs/kvm-harness.md): IPILAB_KVM_DUMP_CODE=FILE writes the raw guest code, to be read
+  // with `objdump -D -b binary -m i386:x86-64 --adjust-vma=0x10000 FILE`.
+  if (const char* dump = std::getenv("IPILAB_KVM_DUMP_CODE"))
+    if (std::FILE* f = std::fopen(dump, "wb")) {
+      std::fwrite(image.code.data(), 1, image.code.size(), f);
+      std::fclose(f);
+    }
   auto* idt = reinterpret_cast<std::uint64_t*>(memory(kIdtGpa, 4096));
   for (std::size_t v = 0; v < 256; ++v) {
     const std::uint64_t h = v < image.idt.size() ? image.idt[v] : 0;

@@ -81,6 +81,8 @@ class VcpuContext {
   virtual kvm_fpu fpu() const = 0;       ///< XMM0..15 live in kvm_fpu::xmm
   /// Guest memory [gpa, gpa+len) or nullptr when any byte of it is not backed.
   virtual std::uint8_t* guest_memory(std::uint64_t gpa, std::uint64_t len) = 0;
+  /// Queues exception `vector` (no error code) for delivery at the next KVM_RUN (KVM_SET_VCPU_EVENTS).
+  virtual void inject_exception(std::uint8_t vector) = 0;
   /// Injects a fixed, edge-triggered interrupt to x2APIC ID `apic_id` with KVM_SIGNAL_MSI.
   virtual void signal_msi(std::uint32_t apic_id, std::uint8_t vector) = 0;
 };
@@ -138,6 +140,9 @@ class Vm {
   void set_exit_handler(UserExitHandler* handler) { handler_ = handler; }
   /// Called on the vCPU's thread at each Sync ucall (stage in rdi). Throwing stops the VM.
   void set_sync_handler(std::function<void(unsigned vcpu, std::uint64_t stage)> fn) { on_sync_ = std::move(fn); }
+
+  /// Exit counts of vCPU `vcpu` so far. Safe only from that vCPU's sync handler or after run().
+  const ExitCounts& exits_so_far(unsigned vcpu) const;
 
   /// Runs all vCPUs until each reports Done. Throws GuestError on any guest failure or timeout.
   /// May be called once per load().
