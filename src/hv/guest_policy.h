@@ -3,7 +3,7 @@
 // changed different functions.
 //
 // SendIpiOneVersion — `__send_ipi_one(cpu, vector)` (fact sheet §3.3, §3.9):
-//  * kPreSeed (v4.19..v5.4; e.g. the v5.4 tree): `struct cpumask mask = CPU_MASK_NONE;`
+//  * kPreSeed (v4.18, where 68bb7bfb7985d added the IPI hooks, through v5.4): `struct cpumask mask = CPU_MASK_NONE;`
 //    cpumask_set_cpu(cpu, &mask); return __send_ipi_mask(&mask, vector). No tracepoint of its own.
 //  * kSeedV2 (LKML 25 Oct 2019, <20191025131546.18794-1-vkuznets@redhat.com>; never merged):
 //    trace_hyperv_send_ipi_one; no page or vector outside 0x10..0xFF -> false; `cpu >= 64` ->
@@ -18,7 +18,8 @@
 //    else fast SEND_IPI with BIT_ULL(vp).
 //
 // MaskPathVersion — `__send_ipi_mask`, `__send_ipi_mask_ex`, `cpumask_to_vpset`, allbutself (§3.4-§3.7):
-//  * kV54 (v4.19..v5.14, the seed's base): no exclude_self. hv_send_ipi_mask_allbutself copies the mask
+//  * kV54 (the code of v5.4, the seed's base; the same check order lasted until v5.14, but later
+//    kernels judge statuses with hv_result_success, which kV54 does not model): no exclude_self. hv_send_ipi_mask_allbutself copies the mask
 //    into an on-stack `struct cpumask` (NR_CPUS bits, not zeroed) with cpumask_copy and clears self.
 //    __send_ipi_mask: trace; cpumask_empty -> true; no page -> false; bad vector -> false; VP of
 //    cpumask_last >= 64 -> Ex; per CPU: VP_INVAL -> false, VP >= 64 -> Ex, else set bit. Ex: no
