@@ -24,6 +24,15 @@
 // RCX = code | varhead << 17, RDX = GPA of the sender's per-CPU input page, R8 = 0; it repeats only
 // while reps completed < rep count, so exactly one call for IPIs. Input page layout (hv_send_ipi_ex):
 // +0 vector (u32), +4 reserved = 0, +8 format, +16 valid_bank_mask, +24 bank_contents[].
+//
+// Usage (simulator): build once, send many times; a send is deterministic for a given (config,
+// policy, request, hypervisor answers), so its WorkRecord can be memoised per (hook, sender, target).
+//   LinuxHvGuest guest(GuestConfig::identity(2, 8192), GuestPolicy::pre_seed());
+//   Partition host(partition_config_for(guest.config()));
+//   GuestHostSend s = run_on_partition(guest, host, {SendHook::kSendIpi, /*sender*/0, 0xFB, /*cpu*/1, {}});
+//   s.send.work            -> WorkRecord to price;   s.send.hypercalls / s.send.native -> what went out
+//   s.outcomes[i].work     -> host-side HostWork;   s.oracle.missing / .extra -> lost / misdelivered
+// Without a host model, pass any HypervisorCall to LinuxHvGuest::send (e.g. one returning 0 = SUCCESS).
 #pragma once
 
 #include <cstdint>
