@@ -251,5 +251,52 @@ TEST(GicLinuxVsgi, UnmappedVpe_Rejected_AndVsgiCommandIsError) {
   EXPECT_EQ(vm.sys.command_errors()[0].its, 0);
 }
 
+
+TEST(GicLinuxVsgi, FourSockets_VpeOnSocket3_RoutesFromEverySocket) {
+  GicSystem sys(build_socket_topology(SocketTopology{4, 2}));
+  LinuxItsDriver drv(sys);
+  drv.map_vpe(9, 7);  // pCPU 7 = socket 3
+  drv.configure_vsgi(Post, 7, 9, 0, VsgiConfig{true, 0x00, true});
+  drv.schedule_vpe(7, 9);
+  for (int sender = 0; sender < 8; ++sender) {
+    const VsgiRoute post = drv.send_vsgi(Post, sender, 9, 0);
+    EXPECT_EQ(post.its, sender / 2) << sender;
+    EXPECT_TRUE(post.its_local);
+    EXPECT_EQ(post.target_cpu(), 7);
+    EXPECT_EQ(post.target_socket(), 3);
+    EXPECT_EQ(post.its_to_rd_local(), sender / 2 == 3);
+    EXPECT_TRUE(post.resident());
+    const VsgiRoute pre = drv.send_vsgi(Pre, sender, 9, 0);
+    EXPECT_EQ(pre.its, 3) << sender;
+    EXPECT_EQ(pre.its_local, sender / 2 == 3);
+    EXPECT_TRUE(pre.its_to_rd_local());
+    EXPECT_TRUE(pre.resident());
+  }
+  EXPECT_TRUE(sys.command_errors().empty());
+}
+
+TEST(GicLinuxFind41, MixedV40AndV41_FallbackSkipsV40_FactSheet23) {
+  auto cfg = build_socket_topology(SocketTopology{2, 2});
+  cfg.its[1].typer.vmapp = false;  // the last reported ITS is v4.0 only
+  cfg.its[1].typer.vsgi = false;
+  GicSystem sys(cfg);
+  LinuxItsDriver drv(sys);
+  EXPECT_EQ(drv.its_nodes(), (std::vector<int>{1, 0}));
+  EXPECT_EQ(drv.find_4_1_its(3, Pre), 0);
+  EXPECT_EQ(drv.find_4_1_its(3, Post), 0);  // socket 1's RDs match no v4.1 ITS: private table, fallback
+  EXPECT_EQ(drv.cpu_vpe_table(2).source, VpeTableSource::Private);
+  EXPECT_EQ(drv.vmovp_targets(), (std::vector<int>{1}));  // list_first_entry, even a v4.0 ITS
+}
+
+TEST(GicLinuxHostile, BadCpuOrItsIndex_InputError) {
+  GicSystem sys(build_socket_topology(SocketTopology{1, 2}));
+  LinuxItsDriver drv(sys);
+  EXPECT_THROW(drv.find_4_1_its(2, Post), InputError);
+  EXPECT_THROW(drv.send_vsgi(Post, -1, 1, 1), InputError);
+  EXPECT_THROW(drv.send_vsgi(Post, 0, 1, 16), InputError);
+  EXPECT_THROW(sys.write_sgir(1, 0), InputError);
+  EXPECT_THROW(sys.queue(-1), InputError);
+}
+
 }  // namespace
 }  // namespace ipilab::gic
