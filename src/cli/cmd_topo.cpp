@@ -1,12 +1,86 @@
-// PLACEHOLDER: the 'topo' command is being built; this file is replaced by its real implementation.
+// ipilab topo — show a host: a named preset, a TOML file, or this machine (hwloc).
+#include <cstdio>
+#include <string>
+
+#include <fmt/format.h>
+
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/file.h"
+#include "topology/discover.h"
+#include "topology/host_toml.h"
+#include "topology/presets.h"
 
 namespace ipilab::cli {
 
+namespace {
+
+constexpr const char* kTopoHelp = R"(Shows a host: its sockets, NUMA nodes, CPUs (Linux numbers), ITSs in firmware
+order, and the node-to-node one-way cache-line latency matrix in ns (row = from, column = to).
+
+The host comes from exactly one of:
+  --preset NAME   a shipped preset (see 'ipilab list --presets'), e.g. kunpeng920-2s
+  --file F        a host TOML file ([host] table; format in profiles/README.md)
+  --host          this machine, read with hwloc (the default). Its latency matrix is an
+                  ESTIMATE from ACPI SLIT distances unless measured (see --measure).
+
+Outputs: a readable summary on stdout; --json prints JSON instead; --toml prints the TOML form;
+--out F.toml also saves the TOML form (written atomically), ready for --file or a scenario.
+
+Examples:
+  ipilab topo --preset kunpeng920-2s
+  ipilab topo --host --out myhost.toml
+  ipilab topo --file myhost.toml --json)";
+
+}  // namespace
+
 void add_topo_command(CLI::App& root) {
-  auto* cmd = root.add_subcommand("topo", "(not built yet)");
-  cmd->callback([] { throw UnavailableError("'ipilab topo' is not built yet"); });
+  auto* cmd = root.add_subcommand("topo", "Show a host topology: preset, TOML file or this machine (hwloc)");
+  cmd->footer(kTopoHelp);
+  struct Opts {
+    std::string preset, file, out;
+    bool host = false, json = false, toml = false, measure = false;
+  };
+  auto opts = std::make_shared<Opts>();
+  auto* o_preset = cmd->add_option("--preset", opts->preset, "Host preset name (ipilab list --presets)");
+  auto* o_file = cmd->add_option("--file", opts->file, "Host TOML file");
+  auto* o_host = cmd->add_flag("--host", opts->host, "Read this machine with hwloc (default)");
+  o_preset->excludes(o_file)->excludes(o_host);
+  o_file->excludes(o_host);
+  cmd->add_option("--out", opts->out, "Also save the host as TOML to this file");
+  cmd->add_flag("--json", opts->json, "Print JSON instead of the summary");
+  cmd->add_flag("--toml", opts->toml, "Print the TOML form instead of the summary");
+  cmd->add_flag("--measure", opts->measure,
+                "With --host: measure the core-to-core latency matrix (one-way CAS ping-pong, as "
+                "nviennot/core-to-core-latency) instead of estimating it [not available yet]");
+  cmd->callback([opts] {
+    if (opts->json && opts->toml) throw InputError("--json/--toml", "choose one output form");
+    topology::Host host;
+    if (!opts->preset.empty()) {
+      host = topology::load_preset(opts->preset);
+    } else if (!opts->file.empty()) {
+      host = topology::load_host_file(opts->file);
+    } else {
+      host = topology::discover_host();
+    }
+    if (opts->measure) {
+      if (!opts->preset.empty() || !opts->file.empty())
+        throw InputError("--measure", "measures this machine; use it with --host (or no source)");
+      // TODO(measure): when src/measure/c2c.h lands, call its c2c matrix function here, fill
+      // host.latency.node_ns (per node pair: mean of the CPU pairs) and host.latency.pairs, and set
+      // host.latency.source to the method and date. Until then --measure is unavailable.
+      throw UnavailableError("'ipilab topo --measure' needs the measure subsystem (src/measure/c2c.h), not built yet");
+    }
+    if (!opts->out.empty()) write_file_atomically(opts->out, topology::to_toml(host));
+    if (opts->json) {
+      std::fputs((topology::to_json(host).dump(2) + "\n").c_str(), stdout);
+    } else if (opts->toml) {
+      std::fputs(topology::to_toml(host).c_str(), stdout);
+    } else {
+      std::fputs(topology::summary(host).c_str(), stdout);
+      if (!opts->out.empty()) fmt::print("saved to {}\n", opts->out);
+    }
+  });
 }
 
 }  // namespace ipilab::cli
