@@ -313,15 +313,15 @@ HypercallOutcome Partition::execute(std::uint32_t sender_vcpu, const HypercallRe
     return out;
   };
 
+  // 2. decode (done first so the outcome always shows it; KVM reads RCX after step 1).
+  const HypercallControl hc = decode_control(regs.rcx);
+  out.control = hc;
   // 1. #UD outside CPL0 / protected mode.
   if (regs.cpl != 0 || !regs.protected_mode) {
     out.inject_ud = true;
     out.rejected_by = why::kCplOrMode;
     return out;
   }
-  // 2. decode.
-  const HypercallControl hc = decode_control(regs.rcx);
-  out.control = hc;
   const bool rep = hc.rep_count != 0 || hc.rep_start != 0;
   const std::uint16_t code = hc.call_code;
 

@@ -158,7 +158,7 @@ struct HypercallOutcome {
   bool inject_ud = false;
   HvStatus status = HvStatus::HV_STATUS_SUCCESS;
   std::uint64_t rax = 0;            ///< encode_result({status, reps_completed = 0})
-  HypercallControl control;         ///< decode_control(RCX)
+  HypercallControl control;         ///< decode_control(RCX), filled even for #UD
   /// False when the call code is one KVM implements but ipilab does not (the outcome is then
   /// INVALID_HYPERCALL_CODE, which is NOT what KVM would return).
   bool modelled = true;
