@@ -35,6 +35,13 @@ IpiKind kind_from_callback(std::string_view callback) {
   return IpiKind::Unknown;
 }
 
+IpiKind send_kind(std::string_view callsite, std::string_view callback) {
+  const IpiKind k = kind_from_callback(callback);
+  if (k != IpiKind::Unknown) return k;
+  if (starts_with(callsite, "irq_work_queue") || starts_with(callsite, "irq_work_raise")) return IpiKind::IrqWork;
+  return IpiKind::Unknown;
+}
+
 IpiKind kind_from_arm_reason(std::string_view reason) {
   if (starts_with(reason, "Rescheduling")) return IpiKind::Reschedule;
   if (starts_with(reason, "Single function call")) return IpiKind::CallFunctionSingle;

@@ -43,6 +43,12 @@ std::string_view kind_name(IpiKind kind);
 /// anything else -> Unknown. (kernel/smp.c, kernel/sched/core.c of Linux 6.4+.)
 IpiKind kind_from_callback(std::string_view callback);
 
+/// The kind a send asks for: kind_from_callback, and when that is Unknown, IrqWork for a callsite in
+/// irq_work_queue*/irq_work_raise* (Linux 6.4+ traces the irq_work self-IPI through ipi_send_cpu with
+/// the irq_work function as callback, e.g. "callsite=irq_work_queue+0x29 callback=rb_wake_up_waiters+0x0",
+/// seen on 6.18), else Unknown.
+IpiKind send_kind(std::string_view callsite, std::string_view callback);
+
 /// The kind of an Arm ipi_raise/ipi_entry/ipi_exit reason string (arch/arm64/kernel/smp.c ipi_types[]).
 IpiKind kind_from_arm_reason(std::string_view reason);
 

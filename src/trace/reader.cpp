@@ -1,5 +1,6 @@
 #include "trace/reader.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -24,12 +25,13 @@ bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.
 
 TraceFormat detect_format(std::string_view head, const std::string& place) {
   if (head.empty()) throw InputError(place, "empty file (no trace in it)");
-  if (starts_with(head, std::string_view("\x17\x08\x44tracing", 10))) return TraceFormat::TraceDat;
+  constexpr std::string_view kDatMagic("\x17\x08\x44tracing", 10);
+  if (starts_with(head, kDatMagic)) return TraceFormat::TraceDat;
+  if (head.size() < kDatMagic.size() && kDatMagic.substr(0, head.size()) == head)
+    throw InputError(place, fmt::format("truncated trace.dat (only {} bytes)", head.size()));
   if (starts_with(head, "\x1f\x8b")) throw InputError(place, "gzip-compressed file: decompress it first");
   if (starts_with(head, "\xfd" "7zXZ")) throw InputError(place, "xz-compressed file: decompress it first");
   if (starts_with(head, "\x28\xb5\x2f\xfd")) throw InputError(place, "zstd-compressed file: decompress it first");
-  if (head.find('\0') != std::string_view::npos)
-    throw InputError(place, "binary file that is not a trace.dat (no 0x17 0x08 0x44 'tracing' magic at byte 0)");
   // First meaningful line.
   std::size_t pos = 0;
   while (pos < head.size()) {
@@ -42,6 +44,11 @@ TraceFormat detect_format(std::string_view head, const std::string& place) {
     if (starts_with(line, "cpus=") || starts_with(line, "version = ")) return TraceFormat::TraceCmdReport;
     if (starts_with(line, "# tracer:")) return TraceFormat::TracefsTrace;
     if (line.front() == '#') continue;
+    if (std::any_of(head.begin(), head.end(), [](char c) {
+          const auto u = static_cast<unsigned char>(c);
+          return u < 0x09 || (u > 0x0d && u < 0x20);
+        }))
+      throw InputError(place, "binary file that is not a trace.dat (no 0x17 0x08 0x44 'tracing' magic at byte 0)");
     // A headerless text trace (e.g. `trace-cmd report` piped through grep): an event line.
     if (line.find("]") != std::string_view::npos && line.find(": ") != std::string_view::npos)
       return TraceFormat::TraceCmdReport;

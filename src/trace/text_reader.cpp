@@ -262,14 +262,14 @@ bool decode_text_fields(std::string_view name, std::string_view fields, TraceEve
     ev.targets.push_back(need_cpu(f));
     ev.callsite = normalize_symbol(need(f, "callsite"));
     ev.callback = normalize_symbol(need(f, "callback"));
-    ev.kind = kind_from_callback(ev.callback);
+    ev.kind = send_kind(ev.callsite, ev.callback);
   } else if (name == "ipi_send_cpumask") {
     const Fields f = split_fields(fields);
     ev.type = EventType::IpiSendCpumask;
     mask(need(f, "cpumask"), "cpumask");
     ev.callsite = normalize_symbol(need(f, "callsite"));
     ev.callback = normalize_symbol(need(f, "callback"));
-    ev.kind = kind_from_callback(ev.callback);
+    ev.kind = send_kind(ev.callsite, ev.callback);
   } else if (name == "ipi_raise") {
     const Fields f = split_fields(fields);
     ev.type = EventType::IpiRaise;

@@ -20,6 +20,12 @@ extern "C" {
 // From traceevent/event-utils.h (not included, see above): the default printer behind tep_vprint.
 int __tep_vprint(const char* name, enum tep_loglevel level, bool print_err, const char* fmt, va_list ap);
 int tep_vprint(const char* name, enum tep_loglevel level, bool print_err, const char* fmt, va_list ap);
+
+// Exported by libtracecmd.so.1 (1.3) but declared only in trace-cmd's private header
+// (lib/trace-cmd/include/private/trace-cmd-private.h): the per-CPU ring-buffer statistics that
+// `trace-cmd record` saved in the file ("CPU: 0\n...read events: 17019\n..."), as printed by
+// `trace-cmd report --stat`. NULL when the file has none. Used only to detect lost data.
+const char* tracecmd_get_cpustats(struct tracecmd_input* handle);
 }
 
 inline int tracefs_hist_command(struct tracefs_instance* instance, struct tracefs_hist* hist, int command) {

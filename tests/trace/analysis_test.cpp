@@ -1,0 +1,234 @@
+// Pairing rules of issue 4 ("Analysis") on synthetic traces, then on the real traces in data/traces.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "common/error.h"
+#include "test_util.h"
+#include "trace/analysis.h"
+#include "trace/report.h"
+#include "trace/text_reader.h"
+
+namespace ipilab::trace {
+namespace {
+
+IpiAnalysis analyse_text(const std::string& text) {
+  IpiAnalysis a;
+  std::istringstream in(text);
+  read_text_trace(in, "t.txt", a);
+  a.finish(ReadInfo{}, "t.txt");
+  return a;
+}
+
+const std::string kCfs = "callback=generic_smp_call_function_single_interrupt+0x0";
+
+TEST(Pairing, SendMatchesFirstEntryOfSameKindOnTarget) {
+  const auto a = analyse_text("cpus=2\n"
+                              "  a-1 [000] 1.000001000: ipi_send_cpu: cpu=1 callsite=f+0x1 " + kCfs + "\n"
+                              "  b-2 [001] 1.000001500: reschedule_entry: vector=253\n"  // other kind: not it
+                              "  b-2 [001] 1.000003000: call_function_single_entry: vector=251\n"
+                              "  b-2 [001] 1.000003400: call_function_single_exit: vector=251\n");
+  EXPECT_EQ(a.ipis_sent(), 1u);
+  EXPECT_EQ(a.matched(), 1u);
+  EXPECT_EQ(a.unmatched_sends(), 0u);
+  EXPECT_EQ(a.unmatched_arrivals(), 1u);  // the reschedule entry had no send
+  const KindStats& k = a.by_kind()[static_cast<std::size_t>(IpiKind::CallFunctionSingle)];
+  EXPECT_EQ(k.latency.count(), 1u);
+  EXPECT_EQ(k.latency.max(), 2000u);
+  EXPECT_EQ(k.handler.max(), 400u);
+  EXPECT_EQ(a.by_kind()[static_cast<std::size_t>(IpiKind::Reschedule)].unmatched_arrivals, 1u);
+}
+
+TEST(Pairing, SeveralSendsBeforeOneEntryAreCoalesced) {
+  const auto a = analyse_text("cpus=3\n"
+                              "  a-1 [000] 1.000001000: ipi_send_cpu: cpu=2 callsite=f+0x1 " + kCfs + "\n"
+                              "  a-1 [001] 1.000001200: ipi_send_cpu: cpu=2 callsite=g+0x2 " + kCfs + "\n"
+                              "  a-1 [000] 1.000001300: ipi_send_cpu: cpu=2 callsite=f+0x1 " + kCfs + "\n"
+                              "  c-3 [002] 1.000002000: call_function_single_entry: vector=251\n");
+  EXPECT_EQ(a.ipis_sent(), 3u);
+  EXPECT_EQ(a.matched(), 3u);
+  EXPECT_EQ(a.coalesced(), 2u);
+  const KindStats& k = a.by_kind()[static_cast<std::size_t>(IpiKind::CallFunctionSingle)];
+  EXPECT_EQ(k.latency.count(), 1u);      // one interrupt, one latency sample
+  EXPECT_EQ(k.latency.max(), 1000u);     // from the first send
+  EXPECT_EQ(a.pairs().at({1, 2}).coalesced, 1u);
+  EXPECT_EQ(a.pairs().at({0, 2}).matched, 2u);
+  const auto sites = a.callsites_by_count();
+  ASSERT_EQ(sites.size(), 2u);
+  EXPECT_EQ(sites[0]->callsite, "f+0x1");
+  EXPECT_EQ(sites[0]->sends, 2u);
+  EXPECT_EQ(sites[0]->coalesced, 1u);
+  // Who interrupts CPU 2: CPU 0 twice, CPU 1 once.
+  EXPECT_EQ(a.targets().at(2).by_source.at(0), 2u);
+  EXPECT_EQ(a.targets().at(2).by_source.at(1), 1u);
+}
+
+TEST(Pairing, CpumaskSendIsOneSendPerTargetAndLeftoversAreUnmatched) {
+  const auto a = analyse_text(
+      "cpus=4\n"
+      "  a-1 [000] 1.000001000: ipi_send_cpumask: cpumask=00000000,0000000e callsite=smp_call_function_many_cond+0x1 "
+      "callback=generic_smp_call_function_interrupt+0x0\n"
+      "  b-2 [001] 1.000002000: call_function_entry: vector=252\n"
+      "  c-3 [002] 1.000003000: call_function_entry: vector=252\n");
+  EXPECT_EQ(a.ipis_sent(), 3u);
+  EXPECT_EQ(a.matched(), 2u);
+  EXPECT_EQ(a.unmatched_sends(), 1u);  // CPU 3 never entered the handler
+  EXPECT_EQ(a.by_kind()[static_cast<std::size_t>(IpiKind::CallFunction)].unmatched_sends, 1u);
+  EXPECT_EQ(a.pairs().at({0, 3}).sends, 1u);
+  EXPECT_EQ(a.pairs().at({0, 3}).matched, 0u);
+}
+
+TEST(Pairing, CallFunctionEntryServesWaitingSingleSendAndUnknownMatchesAny) {
+  const auto a = analyse_text("cpus=2\n"
+                              "  a-1 [000] 1.000001000: ipi_send_cpu: cpu=1 callsite=f+0x1 " + kCfs + "\n"
+                              "  b-2 [001] 1.000002000: call_function_entry: vector=252\n"
+                              "  a-1 [000] 1.000003000: ipi_send_cpu: cpu=1 callsite=h+0x1 callback=weird_cb+0x0\n"
+                              "  b-2 [001] 1.000004000: reschedule_entry: vector=253\n");
+  EXPECT_EQ(a.matched(), 2u);
+  EXPECT_EQ(a.unmatched_arrivals(), 0u);
+  EXPECT_EQ(a.by_kind()[static_cast<std::size_t>(IpiKind::CallFunction)].matched, 1u);
+  EXPECT_EQ(a.by_kind()[static_cast<std::size_t>(IpiKind::Reschedule)].matched, 1u);
+  EXPECT_EQ(a.by_kind()[static_cast<std::size_t>(IpiKind::Unknown)].sends, 1u);
+}
+
+TEST(Pairing, ArmRaiseRepeatingTheSendIsNotCountedTwice) {
+  const auto a = analyse_text("cpus=2\n"
+                              "  a-1 [000] 1.000001000: ipi_send_cpu: cpu=1 callsite=f+0x1 " + kCfs + "\n"
+                              "  a-1 [000] 1.000001100: ipi_raise: target_mask=00000000,00000002 (Function call interrupts)\n"
+                              "  b-2 [001] 1.000002000: ipi_entry: (Function call interrupts)\n"
+                              "  b-2 [001] 1.000002500: ipi_exit: (Function call interrupts)\n"
+                              "  a-1 [000] 1.000003000: ipi_raise: target_mask=00000000,00000002 (Rescheduling interrupts)\n"
+                              "  b-2 [001] 1.000004000: ipi_entry: (Rescheduling interrupts)\n");
+  EXPECT_EQ(a.raises_merged(), 1u);
+  EXPECT_EQ(a.ipis_sent(), 2u);
+  EXPECT_EQ(a.matched(), 2u);
+  EXPECT_EQ(a.by_kind()[static_cast<std::size_t>(IpiKind::CallFunction)].handler.max(), 500u);
+}
+
+TEST(Pairing, TraceWithoutIpiEventsSaysWhatToEnable) {
+  IpiAnalysis a;
+  std::istringstream in("cpus=2\n  a-1 [000] 1.0: sched_switch: prev_comm=a\n");
+  read_text_trace(in, "t.txt", a);
+  try {
+    a.finish(ReadInfo{}, "t.txt");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("ipi:ipi_send_cpu"), std::string::npos);
+    EXPECT_NE(m.find("Linux >= 6.4"), std::string::npos);
+    EXPECT_NE(m.find("Linux >= 6.5"), std::string::npos);
+    EXPECT_NE(m.find("irq_vectors"), std::string::npos);
+  }
+}
+
+TEST(Pairing, OnlyArrivalsWarnsToEnableSends) {
+  const auto a = analyse_text("cpus=2\n  b-2 [001] 1.000004000: reschedule_entry: vector=253\n");
+  ASSERT_FALSE(a.warnings().empty());
+  EXPECT_NE(a.warnings()[0].find("enable ipi:ipi_send_cpu"), std::string::npos);
+  EXPECT_EQ(a.unmatched_arrivals(), 1u);
+}
+
+// ---- real traces (data/traces, copied from the project's shared traces) ----
+
+nlohmann::json json_of(const std::filesystem::path& p) {
+  IpiAnalysis a;
+  const ReadInfo info = analyse_trace(p, a);
+  auto j = report_json(a, info, "x");
+  j.erase("file");
+  j.erase("format");
+  return j;
+}
+
+TEST(RealTraces, MixedDatAndMixedTxtGiveIdenticalStatistics) {
+  const auto dat = json_of(testing::traces_dir() / "mixed.dat");
+  const auto txt = json_of(testing::traces_dir() / "mixed.txt");
+  EXPECT_EQ(dat, txt);
+}
+
+TEST(RealTraces, MixedEventCountsEqualTraceCmdReport) {
+  // Expected counts obtained with trace-cmd 3.1.6:
+  //   trace-cmd report data/traces/mixed.dat | grep -c ' <event>: '
+  // ipi_send_cpu 4501, call_function_single_entry 4497, reschedule_entry 4, csd_queue_cpu 4499,
+  // csd_function_entry 8501; no ipi_send_cpumask, call_function_entry or irq_work_entry.
+  const auto j = json_of(testing::traces_dir() / "mixed.dat");
+  EXPECT_EQ(j["events"]["ipi_send_cpu"], 4501);
+  EXPECT_EQ(j["events"]["call_function_single_entry"], 4497);
+  EXPECT_EQ(j["events"]["reschedule_entry"], 4);
+  EXPECT_EQ(j["events"]["csd_queue_cpu"], 4499);
+  EXPECT_EQ(j["events"]["csd_function_entry"], 8501);
+  EXPECT_FALSE(j["events"].contains("ipi_send_cpumask"));
+  EXPECT_FALSE(j["events"].contains("call_function_entry"));
+  EXPECT_EQ(j["summary"]["events"], 35004);  // = 35005 lines of report minus the "cpus=2" line
+  EXPECT_EQ(j["ipis_sent"], 4501);
+  // Every send of this trace finds its handler (4497 call-function-single + 4 reschedule entries).
+  EXPECT_EQ(j["matched"], 4501);
+  EXPECT_EQ(j["unmatched_sends"], 0);
+  EXPECT_EQ(j["unmatched_arrivals"], 0);
+  EXPECT_EQ(j["by_kind"]["call-function-single"]["count"], 4497);
+  EXPECT_EQ(j["by_kind"]["reschedule"]["count"], 4);
+  // anchors.md 3.2: 3992 of 4501 sends from on_each_cpu_cond_mask+0x20, 499 from membarrier.
+  EXPECT_EQ(j["by_callsite"][0]["callsite"], "on_each_cpu_cond_mask+0x20");
+  EXPECT_EQ(j["by_callsite"][0]["count"], 3992);
+  EXPECT_EQ(j["by_callsite"][1]["callsite"], "membarrier_private_expedited+0x20e");
+  EXPECT_EQ(j["by_callsite"][1]["count"], 499);
+}
+
+TEST(RealTraces, PipeDatCountsEqualTraceCmdReportInEveryTextForm) {
+  // trace-cmd report data/traces/pipe.dat | grep -c ' <event>: ': ipi_send_cpu 32,
+  // call_function_single_entry 11, reschedule_entry 23. pipe-report.txt = `trace-cmd report`
+  // (microseconds), pipe-report-l.txt = `trace-cmd report -l` (latency format).
+  for (const char* f : {"pipe.dat", "pipe-report.txt", "pipe-report-l.txt"}) {
+    const auto j = json_of(testing::traces_dir() / f);
+    EXPECT_EQ(j["events"]["ipi_send_cpu"], 32) << f;
+    EXPECT_EQ(j["events"]["call_function_single_entry"], 11) << f;
+    EXPECT_EQ(j["events"]["reschedule_entry"], 23) << f;
+    EXPECT_EQ(j["ipis_sent"], 32) << f;
+    EXPECT_EQ(j["matched"], 32) << f;
+    EXPECT_EQ(j["unmatched_arrivals"], 2) << f;
+  }
+}
+
+TEST(RealTraces, TracefsTraceFileRecordedOnLinux618) {
+  // data/traces/tracefs-trace.txt: `cat /sys/kernel/tracing/instances/<i>/trace` on this project's
+  // Linux 6.18 VM with the events of `ipilab trace record` (45 ipi_send_cpu, 15 csd_queue_cpu).
+  const auto j = json_of(testing::traces_dir() / "tracefs-trace.txt");
+  EXPECT_EQ(j["summary"]["cpus"], 2);
+  EXPECT_EQ(j["events"]["ipi_send_cpu"], 45);
+  EXPECT_EQ(j["events"]["csd_queue_cpu"], 15);
+  EXPECT_EQ(j["ipis_sent"], 45);
+}
+
+TEST(RealTraces, JsonContractKeys) {
+  const auto j = json_of(testing::traces_dir() / "mixed.txt");
+  for (const char* k : {"ipis_sent", "matched", "unmatched_sends", "unmatched_arrivals", "by_kind", "by_callsite",
+                        "pairs", "summary", "targets", "events"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_TRUE(j["by_kind"]["call-function-single"]["latency_ns"].contains("p50"));
+  EXPECT_TRUE(j["by_kind"]["call-function-single"]["latency_ns"].contains("p99"));
+  EXPECT_TRUE(j["by_callsite"][0].contains("callsite"));
+  EXPECT_TRUE(j["by_callsite"][0].contains("count"));
+  ASSERT_EQ(j["pairs"].size(), 2u);
+  EXPECT_EQ(j["pairs"][0]["src"], 0);
+  EXPECT_EQ(j["pairs"][0]["dst"], 1);
+  EXPECT_EQ(j["pairs"][0]["count"], 4493);
+  EXPECT_TRUE(j["pairs"][0]["latency_ns"].contains("p50"));
+}
+
+TEST(ReplayApi, SendsOfMixedDatInTraceOrder) {
+  const auto sends = read_ipi_sends(testing::traces_dir() / "mixed.dat");
+  ASSERT_EQ(sends.size(), 4501u);
+  // First send, line 3 of mixed.txt: ipiload-5111 [001] 344.504323854: ipi_send_cpu: cpu=0
+  // callsite=generic_exec_single+0x36 callback=generic_smp_call_function_single_interrupt+0x0
+  EXPECT_EQ(sends[0].time_ns, 344504323854u);
+  EXPECT_EQ(sends[0].src_cpu, 1u);
+  EXPECT_EQ(sends[0].targets, (std::vector<std::uint32_t>{0}));
+  EXPECT_EQ(sends[0].kind, IpiKind::CallFunctionSingle);
+  EXPECT_EQ(sends[0].callsite, "generic_exec_single+0x36");
+  for (std::size_t i = 1; i < sends.size(); ++i) ASSERT_LE(sends[i - 1].time_ns, sends[i].time_ns);
+  std::size_t resched = 0;
+  for (const auto& s : sends) resched += s.kind == IpiKind::Reschedule;
+  EXPECT_EQ(resched, 4u);  // the 4 "callback=0x0" sends from wakeup_preempt+0x92
+}
+
+}  // namespace
+}  // namespace ipilab::trace

@@ -1,0 +1,168 @@
+// Text reader: every accepted line shape (anchors.md 3.3), strict fields, and clear errors.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "common/error.h"
+#include "test_util.h"
+#include "trace/reader.h"
+#include "trace/text_reader.h"
+
+namespace ipilab::trace {
+namespace {
+
+using testing::CollectingSink;
+
+CollectingSink parse(const std::string& text) {
+  CollectingSink sink;
+  std::istringstream in(text);
+  read_text_trace(in, "t.txt", sink);
+  return sink;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TextReader, TraceCmdReportWithT) {
+  const auto s = parse(
+      "cpus=2\n"
+      "         ipiload-5111  [001]   344.504323854: ipi_send_cpu:         cpu=0 "
+      "callsite=generic_exec_single+0x36 callback=generic_smp_call_function_single_interrupt+0x0\n"
+      "          <idle>-0     [000]   344.504341926: call_function_single_entry: vector=251\n");
+  EXPECT_EQ(s.cpus, 2u);
+  ASSERT_EQ(s.events.size(), 2u);
+  EXPECT_EQ(s.events[0].ts_ns, 344504323854u);
+  EXPECT_EQ(s.events[0].cpu, 1u);
+  EXPECT_EQ(s.events[0].type, EventType::IpiSendCpu);
+  EXPECT_EQ(s.events[0].targets, (std::vector<std::uint32_t>{0}));
+  EXPECT_EQ(s.events[0].callsite, "generic_exec_single+0x36");
+  EXPECT_EQ(s.events[0].kind, IpiKind::CallFunctionSingle);
+  EXPECT_EQ(s.events[1].type, EventType::VectorEntry);
+  EXPECT_EQ(s.events[1].kind, IpiKind::CallFunctionSingle);
+  EXPECT_EQ(s.events[1].vector, 251);
+  EXPECT_EQ(s.events[1].cpu, 0u);
+}
+
+TEST(TextReader, MicrosecondTimestampsAreScaled) {
+  const auto s = parse("cpus=2\n  bash-4989  [000]   342.252296: reschedule_entry:     vector=253\n");
+  ASSERT_EQ(s.events.size(), 1u);
+  EXPECT_EQ(s.events[0].ts_ns, 342252296000u);
+}
+
+TEST(TextReader, LatencyFormatOfReportL) {
+  // trace-cmd report -l: CPU number glued to the five flag characters.
+  const auto s = parse("cpus=2\n  <idle>-0       1d.h1.   342.252327: call_function_single_entry: vector=251\n");
+  ASSERT_EQ(s.events.size(), 1u);
+  EXPECT_EQ(s.events[0].cpu, 1u);
+}
+
+TEST(TextReader, TracefsTraceFileWithFlagsTgidAndKernelSymbols) {
+  const auto s = parse(
+      "# tracer: nop\n#\n# entries-in-buffer/entries-written: 2/2   #P:4\n#\n"
+      "            bash-16837   [003] ...1.  1463.758379: ipi_send_cpu: cpu=1 "
+      "callsite=on_each_cpu_cond_mask+0x20/0x60 callback=generic_smp_call_function_single_interrupt+0x0/0x10\n"
+      "   Web Content-1234 (   1200) [002] d.h2.  1463.758390: ipi_send_cpumask: cpumask=00000000,0000000d "
+      "callsite=kvm_make_all_cpus_request+0x1a/0x40 [kvm] callback=generic_smp_call_function_interrupt+0x0/0x10\n");
+  EXPECT_EQ(s.cpus, 4u);
+  ASSERT_EQ(s.events.size(), 2u);
+  EXPECT_EQ(s.events[0].cpu, 3u);
+  EXPECT_EQ(s.events[0].callsite, "on_each_cpu_cond_mask+0x20");
+  EXPECT_EQ(s.events[0].callback, "generic_smp_call_function_single_interrupt+0x0");
+  EXPECT_EQ(s.events[1].cpu, 2u);
+  EXPECT_EQ(s.events[1].type, EventType::IpiSendCpumask);
+  EXPECT_EQ(s.events[1].targets, (std::vector<std::uint32_t>{0, 2, 3}));
+  EXPECT_EQ(s.events[1].callsite, "kvm_make_all_cpus_request+0x1a");
+  EXPECT_EQ(s.events[1].kind, IpiKind::CallFunction);
+}
+
+TEST(TextReader, CsdEventsWithCommaAndNilPointer) {
+  const auto s = parse(
+      "cpus=2\n"
+      "  a-1 [000] 1.000000001: csd_queue_cpu:        cpu=1 callsite=on_each_cpu_cond_mask+0x20 func=flush_tlb_func "
+      "csd=0xffff888627d2e3e0\n"
+      "  a-1 [000] 1.000000002: csd_function_entry:   func=flush_tlb_func, csd=(nil)\n");
+  ASSERT_EQ(s.events.size(), 2u);
+  EXPECT_EQ(s.events[0].type, EventType::CsdQueueCpu);
+  EXPECT_EQ(s.events[0].csd, 0xffff888627d2e3e0u);
+  EXPECT_EQ(s.events[0].callback, "flush_tlb_func");
+  EXPECT_EQ(s.events[1].callback, "flush_tlb_func");
+  EXPECT_EQ(s.events[1].csd, 0u);
+}
+
+TEST(TextReader, ArmIpiRaiseAndEntry) {
+  const auto s = parse(
+      "cpus=4\n"
+      "  a-1 [000] 5.000000001: ipi_raise:            target_mask=00000000,00000006 (Function call interrupts)\n"
+      "  b-2 [001] 5.000000101: ipi_entry:            (Function call interrupts)\n"
+      "  b-2 [001] 5.000000201: ipi_exit:             (Function call interrupts)\n");
+  ASSERT_EQ(s.events.size(), 3u);
+  EXPECT_EQ(s.events[0].type, EventType::IpiRaise);
+  EXPECT_EQ(s.events[0].targets, (std::vector<std::uint32_t>{1, 2}));
+  EXPECT_EQ(s.events[0].kind, IpiKind::CallFunction);
+  EXPECT_EQ(s.events[1].type, EventType::IpiEntry);
+  EXPECT_EQ(s.events[2].type, EventType::IpiExit);
+}
+
+TEST(TextReader, OtherEventsCountedLostEventsReported) {
+  const auto s = parse(
+      "cpus=2\nCPU 1 is empty\n##### CPU 1 buffer started ####\n"
+      "  a-1 [000] 1.000000001: local_timer_entry:    vector=236\n"
+      "  a-1 [000] 1.000000002: sched_switch:         prev_comm=a prev_pid=1 ==> next_comm=b\n"
+      "CPU:0 [LOST 17 EVENTS]\n");
+  EXPECT_TRUE(s.events.empty());
+  EXPECT_EQ(s.others, (std::vector<std::string>{"local_timer_entry", "sched_switch"}));
+  EXPECT_EQ(s.lost_marks, 1u);
+  EXPECT_EQ(s.lost, 17u);
+}
+
+TEST(TextReader, ErrorsNameLineAndReason) {
+  EXPECT_EQ(error_of("cpus=2\nhello world\n"),
+            "t.txt:2: not a trace event line (expected '<comm>-<pid> [<cpu>] <sec>.<frac>: <event>: <fields>' as "
+            "printed by trace-cmd report or the tracefs 'trace' file)");
+  EXPECT_EQ(error_of("cpus=2\n  a-1 [000] 1.5: ipi_send_cpu: callsite=x+0x1 callback=0x0\n"),
+            "t.txt:2: ipi_send_cpu: missing field 'cpu='");
+  EXPECT_EQ(error_of("cpus=2\n  a-1 [000] 1.5: ipi_send_cpumask: cpumask=0-3 callsite=x+0x1 callback=0x0\n"),
+            "t.txt:2: ipi_send_cpumask: 'cpumask=0-3' is not a cpumask in comma-separated 32-bit hex words");
+  EXPECT_EQ(error_of("cpus=2\n  a-1 [000] 1.5: reschedule_entry: vector=x\n"),
+            "t.txt:2: reschedule_entry: bad 'vector=' value");
+  EXPECT_EQ(error_of("cpus=2\n  a-1 [000] 1.5: ipi_send_cpu: [FAILED TO PARSE] cpu=1\n"),
+            "t.txt:2: event 'ipi_send_cpu' was not decoded by the tool that printed this text ([FAILED TO PARSE])");
+  EXPECT_NE(error_of("cpus=2\n  a-1 1.5: reschedule_entry: vector=253\n"), "");  // no CPU
+  // A line cut in the middle (truncated file).
+  EXPECT_EQ(error_of("cpus=2\n          <idle>-0     [000]   344.50"),
+            "t.txt:2: not a trace event line (expected '<comm>-<pid> [<cpu>] <sec>.<frac>: <event>: <fields>' as "
+            "printed by trace-cmd report or the tracefs 'trace' file)");
+}
+
+TEST(DetectFormat, FromContentNotName) {
+  EXPECT_EQ(detect_format(std::string("\x17\x08\x44tracing6\0", 12), "f"), TraceFormat::TraceDat);
+  EXPECT_EQ(detect_format("cpus=2\n  x-1 [000] 1.2: a: b\n", "f"), TraceFormat::TraceCmdReport);
+  EXPECT_EQ(detect_format("# tracer: nop\n#\n", "f"), TraceFormat::TracefsTrace);
+  EXPECT_EQ(detect_format("\n  a-1 [000] 1.000000001: reschedule_entry: vector=253\n", "f"), TraceFormat::TraceCmdReport);
+}
+
+TEST(DetectFormat, RejectsEmptyCompressedBinaryAndProse) {
+  auto msg = [](std::string_view head) {
+    try {
+      detect_format(head, "f");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(msg(""), "f: empty file (no trace in it)");
+  EXPECT_EQ(msg("\x1f\x8b\x08"), "f: gzip-compressed file: decompress it first");
+  EXPECT_EQ(msg(std::string_view("\x17\x08\x44tr", 5)), "f: truncated trace.dat (only 5 bytes)");
+  EXPECT_EQ(msg(std::string_view("\x89PNG\r\n\x1a\n\0\0", 10)),
+            "f: binary file that is not a trace.dat (no 0x17 0x08 0x44 'tracing' magic at byte 0)");
+  EXPECT_NE(msg("cmake_minimum_required(VERSION 3.25)\nproject(x)\n").find("not a trace"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ipilab::trace
