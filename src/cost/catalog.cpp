@@ -52,6 +52,9 @@ constexpr CostKeyInfo kCatalog[] = {
     {"gic.rd_vsgi_pending", D, "redistributor makes the vSGI pending for the resident vPE and signals the CPU interface", kGic},
     {"gic.ack_iar", D, "guest acknowledge of the vSGI: ICC_IAR1_EL1 read (no trap with GICv4.1)", kGic},
     {"gic.vpe_doorbell", D, "target vPE not resident: doorbell interrupt to the host, which schedules the vCPU", "ipi_hw, kick on GICv4.1"},
+    {"gic.sgi_trap_entry", D, "guest ICC_SGI1R_EL1 write traps to EL2: exception entry until KVM's access_gic_sgi runs (the sender's critical path)", kGic},
+    {"gic.vgic_dispatch_sgi", D, "KVM vgic_v3_dispatch_sgi -> irq_set_irqchip_state -> its_sgi_set_irqchip_state up to issuing the GITS_SGIR write (direct vSGI)", kGic},
+    {"gic.sgi_trap_return", D, "after the GITS_SGIR write: return from the trap handler and ERET to the guest", kGic},
     {"gic.sgi_trap_exit", D, "GICv3 without direct vSGI: handling a trapped ICC_SGI1R_EL1 write in KVM, excluding vm.exit_entry", "ipi (trapped SGI baseline)"},
     // Cache coherence (used when the host has no latency matrix for the pair, or to override it).
     {"mem.cacheline_smt", D, "one-way cache-line transfer between SMT siblings", kAll},

@@ -1,0 +1,13 @@
+// ipilab/workload/builtin.h — the built-in workloads' descriptions (registry.cpp lists them).
+#pragma once
+
+#include "workload/workload.h"
+
+namespace ipilab::workload {
+
+WorkloadInfo describe_smp_call_function_single();  // smp_call_function_single.cpp
+WorkloadInfo describe_ipi_hw();                    // ipi_hw.cpp
+WorkloadInfo describe_multicast();                 // multicast.cpp
+WorkloadInfo describe_kick();                      // kick.cpp
+
+}  // namespace ipilab::workload

@@ -1,0 +1,39 @@
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "workload/builtin.h"
+#include "workload/workload.h"
+
+namespace ipilab::workload {
+namespace {
+
+const std::vector<WorkloadInfo>& registry() {
+  // One line per workload (builtin.h); sorted by name for listings.
+  static const std::vector<WorkloadInfo> all = [] {
+    std::vector<WorkloadInfo> v{describe_smp_call_function_single(), describe_ipi_hw(), describe_multicast(),
+                                describe_kick()};
+    std::sort(v.begin(), v.end(), [](const WorkloadInfo& a, const WorkloadInfo& b) { return a.name < b.name; });
+    return v;
+  }();
+  return all;
+}
+
+}  // namespace
+
+std::vector<const WorkloadInfo*> list_workloads() {
+  std::vector<const WorkloadInfo*> out;
+  for (const auto& w : registry()) out.push_back(&w);
+  return out;
+}
+
+const WorkloadInfo& find_workload(std::string_view name, std::string_view place) {
+  for (const auto& w : registry())
+    if (w.name == name) return w;
+  std::string names;
+  for (const auto& w : registry()) names += (names.empty() ? "" : ", ") + w.name;
+  throw InputError(std::string(place), fmt::format("unknown workload \"{}\" (known: {})", name, names));
+}
+
+}  // namespace ipilab::workload
