@@ -99,6 +99,41 @@ void emit_send(GuestProgram& g, Mechanism m, std::uint8_t vector, const x86::X86
 
 }  // namespace
 
+ExitBenchResult run_cpuid_exit_bench(std::uint64_t iterations, std::uint64_t warmup) {
+  const std::uint64_t total = iterations + warmup;
+  if (iterations == 0 || total > kSamplesMaxCount) throw std::invalid_argument("bad CPUID iteration count");
+  VmConfig cfg;
+  cfg.vcpus = 1;
+  Vm vm(cfg);
+  ExitBenchResult res;
+  res.tsc_khz = vm.tsc_khz();
+  GuestProgram g(1);
+  Xbyak::Label e, loop;
+  g.L(e);
+  g.init_cpu();
+  g.mov(r14, total);
+  g.mov(r13, kSamplesGpa);
+  g.L(loop);
+  g.rdtsc_ordered();
+  g.mov(r12, rax);
+  g.xor_(eax, eax);
+  g.xor_(ecx, ecx);
+  g.cpuid();
+  g.rdtsc_ordered();
+  g.sub(rax, r12);
+  g.mov(qword[r13], rax);
+  g.add(r13, 8);
+  g.dec(r14);
+  g.jnz(loop);
+  g.done();
+  g.set_entry(0, e);
+  vm.load(g.image());
+  res.report = vm.run();
+  const auto* samples = reinterpret_cast<const std::uint64_t*>(vm.memory(kSamplesGpa, total * 8));
+  res.samples_cycles.assign(samples + warmup, samples + total);
+  return res;
+}
+
 bool kvm_hypercall_works() {
   static std::once_flag once;
   static bool works = false;

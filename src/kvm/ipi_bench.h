@@ -75,6 +75,16 @@ struct BenchResult {
   std::vector<unsigned> host_pus;             ///< where vCPU 0 and 1 ran
 };
 
+/// The cost of one VM exit and entry handled inside KVM: a 1-vCPU guest times `iterations` CPUID
+/// (leaf 0) instructions one by one (CPUID always exits; KVM answers from its CPUID table), the
+/// kvm-unit-tests vmexit `cpuid` test shape. Samples in TSC cycles.
+struct ExitBenchResult {
+  std::vector<std::uint64_t> samples_cycles;
+  std::uint64_t tsc_khz = 0;
+  RunReport report;
+};
+ExitBenchResult run_cpuid_exit_bench(std::uint64_t iterations, std::uint64_t warmup = 100);
+
 /// Whether VMCALL completes on this KVM (a 1-vCPU guest issues KVM hypercall number 12345 and must get
 /// -KVM_ENOSYS back within 1 s). False on the PVM backend (kvm_pvm), where the vCPU never leaves the
 /// VMCALL. Cached after the first call. Throws UnavailableError when KVM itself is unusable.
