@@ -1,0 +1,101 @@
+#include "scenario/command.h"
+
+#include <filesystem>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/file.h"
+#include "scenario/catalog.h"
+#include "scenario/plot.h"
+#include "scenario/report.h"
+
+namespace ipilab::scenario {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void check_output_folder(const std::string& path, const char* flag) {
+  const fs::path p(path);
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw InputError(flag, fmt::format("folder '{}' does not exist", dir.string()));
+  if (fs::is_directory(p, ec)) throw InputError(flag, fmt::format("'{}' is a folder", path));
+}
+
+}  // namespace
+
+void run_command(const CommandOptions& opts, std::ostream& out, std::ostream& err, const WorkloadLookup& lookup) {
+  // 1. Arguments and output targets.
+  if (opts.iterations && *opts.iterations == 0) throw InputError("--iterations", "must be at least 1");
+  if (opts.iterations && *opts.iterations > 1'000'000'000)
+    throw InputError("--iterations", fmt::format("{} is more than 1e9", *opts.iterations));
+  const std::vector<std::string> names = opts.scenarios.empty() ? default_scenarios() : opts.scenarios;
+  std::vector<std::string> files;
+  for (const auto& n : names) files.push_back(resolve_scenario(n));
+  if (!opts.json.empty() && opts.json != "-") check_output_folder(opts.json, "--json");
+  if (!opts.plot.empty()) {
+    check_plot_path(opts.plot);
+    require_gnuplot();
+  }
+
+  // 2. Parse and prepare everything before running anything.
+  RunOverrides ov{opts.seed, opts.iterations, opts.variants};
+  std::vector<PreparedScenario> prepared;
+  for (const auto& f : files) prepared.push_back(prepare(load_scenario(f), ov, lookup));
+
+  // 3. Run.
+  ProgressFn progress;
+  if (opts.progress)
+    progress = [&err](const std::string& sc, const std::string& v, std::size_t i, std::size_t n, double secs) {
+      err << fmt::format("[{}] {} ({}/{}): {:.2f} s\n", sc, v, i + 1, n, secs) << std::flush;
+    };
+  std::vector<ScenarioResult> results;
+  for (const auto& p : prepared) results.push_back(run(p, progress));
+
+  // 4. Output: plots rendered first (they can fail), then the JSON file, then stdout.
+  std::vector<RenderedPlot> plots;
+  if (!opts.plot.empty()) plots = render_plots(results, opts.plot);
+  try {
+    if (!opts.json.empty() && opts.json != "-") write_file_atomically(opts.json, to_json(results).dump(2) + "\n");
+    commit_plots(plots);
+  } catch (...) {
+    discard_plots(plots);
+    throw;
+  }
+  if (opts.json == "-") {
+    out << to_json(results).dump(2) << "\n";
+  } else {
+    TextOptions topt;
+    topt.breakdown = opts.breakdown;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      if (i) out << "\n";
+      out << format_text(results[i], topt);
+    }
+    if (!opts.json.empty()) out << fmt::format("\nJSON written to {}\n", opts.json);
+    for (const auto& p : plots) out << fmt::format("plot written to {}\n", p.final.string());
+  }
+  out.flush();
+
+  // 5. Checks.
+  if (opts.check) {
+    std::size_t missed = 0, total = 0;
+    std::string first;
+    for (const auto& r : results)
+      for (const auto& c : r.checks) {
+        ++total;
+        if (c.pass) continue;
+        if (!missed)
+          first = fmt::format("{} / {}: {} {} = {} vs expected {} ±{:g}%", r.name, c.expect.variant, c.expect.key,
+                              c.expect.stat, format_number(c.actual), format_number(c.expect.value),
+                              c.expect.tolerance * 100);
+        ++missed;
+      }
+    if (total == 0) err << "ipilab: note: --check: these scenarios state no expectations\n";
+    if (missed) throw CheckFailed(fmt::format("{} of {} expectations missed; first: {}", missed, total, first));
+  }
+}
+
+}  // namespace ipilab::scenario

@@ -1,0 +1,40 @@
+// ipilab/scenario/command.h — `ipilab run` as a function: the CLI (src/cli/cmd_run.cpp) only parses
+// the command line and calls run_command(); tests call the same function with a fake workload.
+//
+// Order (so that bad input never leaves output behind):
+//   1. resolve every SCENARIO (built-in name or path; none -> scenarios/default.list), check the
+//      --json / --plot targets (folder exists, .svg/.png) and that gnuplot is installed;
+//   2. parse and prepare every scenario (all variants' hosts, VMs, profiles, parameters);
+//   3. run every variant of every scenario (progress lines on `err` when opts.progress);
+//   4. only then print the tables (or JSON with --json -) on `out`, write the JSON file and the plots;
+//   5. with --check, throw CheckFailed if an expectation missed (after the output is written).
+// Errors: InputError (exit 2) for any bad input, UnavailableError (exit 3) without gnuplot,
+// CheckFailed (exit 1). The mapping to exit statuses is main()'s (common/error.h).
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scenario/runner.h"
+
+namespace ipilab::scenario {
+
+struct CommandOptions {
+  std::vector<std::string> scenarios{};    ///< names or paths; empty = the default list
+  std::optional<std::uint64_t> seed{};
+  std::optional<std::uint64_t> iterations{};
+  std::vector<std::string> variants{};     ///< --variant NAME (repeatable)
+  std::string json{};                      ///< "" = none, "-" = stdout instead of the tables
+  std::string plot{};                      ///< "" = none, else FILE.svg|.png
+  bool check = false;
+  bool breakdown = true;
+  bool progress = false;                   ///< one line per variant on `err`, with wall time
+};
+
+/// Runs `ipilab run` (see the file comment). `lookup` finds workloads by name.
+void run_command(const CommandOptions& opts, std::ostream& out, std::ostream& err, const WorkloadLookup& lookup);
+
+}  // namespace ipilab::scenario

@@ -1,0 +1,55 @@
+// ipilab/scenario/plot.h — `ipilab run --plot FILE.svg|.png`: the main metric's distribution of every
+// variant as cumulative curves (CDF), one plot per scenario, drawn by gnuplot (Debian gnuplot-nox).
+//
+// The curve of a variant is its main metric's quantiles read from the histogram (sim/histogram.h,
+// relative error <= 1/256) at q = 0, 0.5, ..., 99, 99.1, ..., 99.9, 99.95, 99.99, 100, converted
+// from ps to the metric's unit with Metric::ps_per_unit. x: the metric in its unit, cut at the
+// largest p99.9 of the variants (the cut is written on the plot); y: % of iterations <= x.
+//
+// gnuplot runs as a subprocess on a script file; the data sit in a temporary folder; the image is
+// written to a temporary file beside the target and renamed over it only after every plot of the
+// run rendered (commit_plots), so a failure leaves no partial output.
+// Errors: a FILE not ending in .svg or .png, or a folder that does not exist -> InputError("--plot");
+// gnuplot not installed -> UnavailableError (hint: apt-get install gnuplot-nox); gnuplot failing ->
+// std::runtime_error with its message.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "scenario/runner.h"
+
+namespace ipilab::scenario {
+
+/// Checks the requested path (extension, folder) before anything runs.
+void check_plot_path(const std::filesystem::path& requested);
+/// Throws UnavailableError when no gnuplot is on PATH.
+void require_gnuplot();
+/// The file of each scenario: `requested` itself for one scenario; with several, the scenario name
+/// appended to the stem ("out.svg" -> "out-seed000-hyperv.svg").
+std::vector<std::filesystem::path> plot_paths(const std::vector<ScenarioResult>& rs,
+                                              const std::filesystem::path& requested);
+
+/// The gnuplot script and data of one scenario's plot (exposed for tests): `data_file` and
+/// `image_file` are the paths the script names.
+struct PlotScript {
+  std::string script;
+  std::string data;
+};
+PlotScript plot_script(const ScenarioResult& r, const std::string& data_file, const std::string& image_file,
+                       bool png);
+
+/// A rendered image waiting beside its final path.
+struct RenderedPlot {
+  std::filesystem::path temp;
+  std::filesystem::path final;
+};
+/// Renders every scenario's plot to temporary files (on failure, removes those already made).
+std::vector<RenderedPlot> render_plots(const std::vector<ScenarioResult>& rs, const std::filesystem::path& requested);
+/// Renames the temporary files over their final paths.
+void commit_plots(const std::vector<RenderedPlot>& plots);
+/// Removes the temporary files (when a later step failed).
+void discard_plots(const std::vector<RenderedPlot>& plots) noexcept;
+
+}  // namespace ipilab::scenario

@@ -1,0 +1,297 @@
+#include "scenario/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace ipilab::scenario {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// The counters every workload reports, in the order the table shows them.
+const std::vector<std::string> kMainCounters = {"sends", "hypercalls", "native_fallbacks", "misdelivered", "lost"};
+constexpr std::size_t kMaxCounterColumn = 16;
+
+// Every {key, source} object inside any "costs" array of a provenance document.
+void collect_costs(const nlohmann::json& j, std::set<std::string>& keys, std::set<std::string>& sources) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.key() == "costs" && it.value().is_array()) {
+        for (const auto& c : it.value()) {
+          if (!c.is_object()) continue;
+          if (auto k = c.find("key"); k != c.end() && k->is_string()) keys.insert(k->get<std::string>());
+          if (auto s = c.find("source"); s != c.end() && s->is_string()) sources.insert(s->get<std::string>());
+        }
+      } else {
+        collect_costs(it.value(), keys, sources);
+      }
+    }
+  } else if (j.is_array()) {
+    for (const auto& e : j) collect_costs(e, keys, sources);
+  }
+}
+
+std::vector<std::string> counter_columns(const ScenarioResult& r, std::vector<std::string>* long_ones) {
+  std::set<std::string> nonzero;
+  for (const auto& v : r.variants)
+    for (const auto& [k, n] : v.result.counters)
+      if (n != 0) nonzero.insert(k);
+  std::vector<std::string> cols;
+  for (const auto& c : kMainCounters)
+    if (nonzero.count(c)) cols.push_back(c);
+  for (const auto& c : nonzero) {
+    if (std::find(kMainCounters.begin(), kMainCounters.end(), c) != kMainCounters.end()) continue;
+    if (c.size() <= kMaxCounterColumn) cols.push_back(c);
+    else if (long_ones) long_ones->push_back(c);
+  }
+  return cols;
+}
+
+const CheckOutcome* first_check(const ScenarioResult& r, const std::string& variant, bool* all_pass) {
+  const CheckOutcome* first = nullptr;
+  *all_pass = true;
+  for (const auto& c : r.checks) {
+    if (c.expect.variant != variant) continue;
+    if (!first) first = &c;
+    *all_pass = *all_pass && c.pass;
+  }
+  return first;
+}
+
+std::string format_tolerance(double t) { return fmt::format("±{:g}%", t * 100); }
+
+// A plain text table: columns in `left` left-aligned, the others right-aligned.
+std::string render_table(const std::vector<std::vector<std::string>>& rows, const std::set<std::size_t>& left,
+                         const std::string& indent) {
+  std::vector<std::size_t> w;
+  auto width = [](const std::string& s) {
+    std::size_t n = 0;  // UTF-8 code points (✓, ✗, — are one column each)
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+  };
+  for (const auto& row : rows) {
+    if (w.size() < row.size()) w.resize(row.size(), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], width(row[i]));
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line = indent;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      const std::string pad(w[i] - width(row[i]), ' ');
+      if (i > 0) line += "  ";
+      if (left.count(i)) line += row[i] + pad;
+      else line += pad + row[i];
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+ojson metric_json(const workload::Metric& m) {
+  const sim::Summary& s = m.summary;
+  ojson j;
+  j["mean"] = s.mean;
+  j["p50"] = s.p50;
+  j["p90"] = s.p90;
+  j["p99"] = s.p99;
+  j["p999"] = s.p999;
+  j["min"] = s.min;
+  j["max"] = s.max;
+  j["stddev"] = s.stddev;
+  j["count"] = s.count;
+  j["unit"] = m.unit;
+  j["description"] = m.description;
+  return j;
+}
+
+}  // namespace
+
+double change_pct(double value, double first) { return first == 0 ? 0.0 : (value - first) / first * 100.0; }
+
+std::string format_number(double v) {
+  if (!std::isfinite(v)) return fmt::format("{}", v);
+  const double a = std::fabs(v);
+  if (a >= 1000 || a == 0) return fmt::format("{:.0f}", v);
+  if (a >= 100) return fmt::format("{:.1f}", v);
+  if (a >= 10) return fmt::format("{:.2f}", v);
+  if (a >= 1) return fmt::format("{:.3f}", v);
+  return fmt::format("{:.3g}", v);
+}
+
+std::string format_text(const ScenarioResult& r, const TextOptions& opt) {
+  std::string out;
+  const VariantResult* first = r.variants.empty() ? nullptr : &r.variants.front();
+  out += fmt::format("== {}: {} ==\n", r.name, r.title);
+  if (!r.description.empty()) out += fmt::format("  {}\n", r.description);
+  out += fmt::format("  {:<11} {}\n", "workload", r.workload);
+  if (first) {
+    out += fmt::format("  {:<11} {}\n", "host", first->host_label);
+    out += fmt::format("  {:<11} {}\n", "profile", first->profile_label);
+    out += fmt::format("  {:<11} {}\n", "VM", first->vm_label);
+  }
+  out += fmt::format("  {:<11} seed {}, {} iterations per variant after {} warm-up\n", "run", r.seed, r.iterations, r.warmup);
+  if (!r.reproduces.empty()) out += fmt::format("  {:<11} {}\n", "reproduces", r.reproduces);
+  if (!first) return out;
+
+  const workload::Metric& main0 = first->result.metrics.front();
+  out += fmt::format("\n  {} ({}){}{}\n", main0.name, main0.unit, main0.description.empty() ? "" : ": ", main0.description);
+
+  std::vector<std::string> long_counters;
+  const auto cols = counter_columns(r, &long_counters);
+  const bool has_checks = !r.checks.empty();
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> head = {"variant", "mean", "p50", "p99", "unit", "vs first"};
+  for (const auto& c : cols) head.push_back(c);
+  if (has_checks) head.push_back("check");
+  rows.push_back(head);
+  for (std::size_t i = 0; i < r.variants.size(); ++i) {
+    const auto& v = r.variants[i];
+    const workload::Metric& m = v.result.metrics.front();
+    std::vector<std::string> row = {v.name, format_number(m.summary.mean), format_number(m.summary.p50),
+                                    format_number(m.summary.p99), m.unit};
+    row.push_back(i == 0 ? "—" : fmt::format("{:+.1f}%", change_pct(m.summary.mean, main0.summary.mean)));
+    for (const auto& c : cols) {
+      auto it = v.result.counters.find(c);
+      row.push_back(fmt::format("{}", it == v.result.counters.end() ? 0 : it->second));
+    }
+    if (has_checks) {
+      bool all = true;
+      row.push_back(first_check(r, v.name, &all) ? (all ? "✓" : "✗") : "");
+    }
+    rows.push_back(std::move(row));
+  }
+  std::set<std::size_t> left = {0, 4};
+  if (has_checks) left.insert(head.size() - 1);
+  out += render_table(rows, left, "  ");
+
+  for (const auto& v : r.variants) {
+    out += fmt::format("\n  {}{}{}\n", v.name, v.description.empty() ? "" : ": ", v.description);
+    const std::string ind = "    ";
+    if (!v.result.settings.empty()) {
+      std::string s;
+      for (const auto& [k, val] : v.result.settings) s += fmt::format("{}{}={}", s.empty() ? "" : ", ", k, val);
+      out += fmt::format("{}{:<9} {}\n", ind, "settings", s);
+    }
+    if (v.host_label != first->host_label) out += fmt::format("{}{:<9} {}\n", ind, "host", v.host_label);
+    if (v.vm_label != first->vm_label) out += fmt::format("{}{:<9} {}\n", ind, "VM", v.vm_label);
+    if (v.profile_label != first->profile_label) out += fmt::format("{}{:<9} {}\n", ind, "profile", v.profile_label);
+    for (std::size_t i = 1; i < v.result.metrics.size(); ++i) {
+      const auto& m = v.result.metrics[i];
+      out += fmt::format("{}{:<9} {}: mean {} p50 {} p99 {} {}{}{}\n", ind, "metric", m.name, format_number(m.summary.mean),
+                         format_number(m.summary.p50), format_number(m.summary.p99), m.unit,
+                         m.description.empty() ? "" : " — ", m.description);
+    }
+    std::string longc;
+    for (const auto& c : long_counters)
+      if (auto it = v.result.counters.find(c); it != v.result.counters.end() && it->second != 0)
+        longc += fmt::format("{}{}={}", longc.empty() ? "" : ", ", c, it->second);
+    if (!longc.empty()) out += fmt::format("{}{:<9} {}\n", ind, "counters", longc);
+    if (opt.breakdown && !v.result.breakdown.empty()) {
+      std::vector<workload::BreakdownRow> steps = v.result.breakdown;
+      std::stable_sort(steps.begin(), steps.end(),
+                       [](const workload::BreakdownRow& a, const workload::BreakdownRow& b) { return a.share > b.share; });
+      const std::size_t n = std::min(opt.top_steps, steps.size());
+      const std::string& unit = v.result.metrics.front().unit;
+      std::size_t wnum = 0;
+      for (std::size_t i = 0; i < n; ++i) wnum = std::max(wnum, format_number(steps[i].mean_per_iteration).size());
+      for (std::size_t i = 0; i < n; ++i)
+        out += fmt::format("{}{:<9} {:>{}} {} {:>6}  {}\n", ind, i == 0 ? "time" : "",
+                           format_number(steps[i].mean_per_iteration), wnum, unit,
+                           fmt::format("{:.1f}%", steps[i].share * 100), steps[i].step);
+      out += fmt::format("{}{:<9} (top {} of {} steps, mean per iteration; share of the summed step time, steps may overlap)\n",
+                         ind, "", n, steps.size());
+    }
+    for (const auto& c : r.checks) {
+      if (c.expect.variant != v.name) continue;
+      out += fmt::format("{}{:<9} {} {} = {} vs expected {} {}: {}\n", ind, "check", c.expect.key, c.expect.stat,
+                         format_number(c.actual), format_number(c.expect.value), format_tolerance(c.expect.tolerance),
+                         c.pass ? "✓" : fmt::format("✗ ({:+.1f}%)", change_pct(c.actual, c.expect.value)));
+    }
+    for (const auto& note : v.result.notes) out += fmt::format("{}{:<9} {}\n", ind, "note", note);
+  }
+
+  std::set<std::string> keys, sources, files;
+  for (const auto& v : r.variants) {
+    collect_costs(v.result.provenance, keys, sources);
+    files.insert(v.profile_file);
+  }
+  std::string file_list;
+  for (const auto& f : files) file_list += (file_list.empty() ? "" : ", ") + f;
+  out += fmt::format("\n  costs from {}: {} cost{} used, {} distinct source{} (--json lists every value and its source)\n",
+                     file_list, keys.size(), keys.size() == 1 ? "" : "s", sources.size(), sources.size() == 1 ? "" : "s");
+  if (has_checks) {
+    std::size_t passed = 0;
+    for (const auto& c : r.checks) passed += c.pass;
+    out += fmt::format("  checks: {} of {} expectations hold{}\n", passed, r.checks.size(),
+                       passed == r.checks.size() ? "" : " (--check makes this exit 1)");
+  }
+  return out;
+}
+
+ojson to_json(const ScenarioResult& r) {
+  ojson j;
+  j["scenario"] = r.name;
+  j["title"] = r.title;
+  j["description"] = r.description;
+  j["workload"] = r.workload;
+  j["reproduces"] = r.reproduces;
+  j["seed"] = r.seed;
+  j["iterations"] = r.iterations;
+  j["warmup"] = r.warmup;
+  ojson vars = ojson::array();
+  const double first_mean = r.variants.empty() ? 0 : r.variants.front().result.metrics.front().summary.mean;
+  for (const auto& v : r.variants) {
+    ojson jv;
+    jv["name"] = v.name;
+    jv["description"] = v.description;
+    jv["host"] = v.host_label;
+    jv["vm"] = v.vm_label;
+    jv["profile"] = v.profile_file;
+    ojson metrics = ojson::object();
+    for (const auto& m : v.result.metrics) metrics[m.name] = metric_json(m);
+    jv["metrics"] = std::move(metrics);
+    ojson counters = ojson::object();
+    for (const auto& [k, n] : v.result.counters) counters[k] = n;
+    jv["counters"] = std::move(counters);
+    jv["change_vs_first_pct"] = change_pct(v.result.metrics.front().summary.mean, first_mean);
+    ojson bd = ojson::array();
+    for (const auto& b : v.result.breakdown)
+      bd.push_back(ojson{{"step", b.step}, {"mean_per_iteration", b.mean_per_iteration}, {"share", b.share}});
+    jv["breakdown"] = std::move(bd);
+    ojson settings = ojson::object();
+    for (const auto& [k, val] : v.result.settings) settings[k] = val;
+    jv["settings"] = std::move(settings);
+    jv["notes"] = v.result.notes;
+    jv["provenance"] = ojson::parse(v.result.provenance.dump());
+    jv["events"] = v.result.events;
+    ojson checks = ojson::array();
+    for (const auto& c : r.checks) {
+      if (c.expect.variant != v.name) continue;
+      checks.push_back(ojson{{"key", c.expect.key}, {"stat", c.expect.stat}, {"expected", c.expect.value},
+                             {"tolerance", c.expect.tolerance}, {"actual", c.actual}, {"pass", c.pass}});
+    }
+    if (!checks.empty()) jv["check"] = std::move(checks);
+    vars.push_back(std::move(jv));
+  }
+  j["variants"] = std::move(vars);
+  if (!r.checks.empty()) {
+    std::size_t passed = 0;
+    for (const auto& c : r.checks) passed += c.pass;
+    j["check"] = ojson{{"expectations", r.checks.size()}, {"passed", passed}, {"pass", passed == r.checks.size()}};
+  }
+  return j;
+}
+
+ojson to_json(const std::vector<ScenarioResult>& rs) {
+  if (rs.size() == 1) return to_json(rs.front());
+  ojson arr = ojson::array();
+  for (const auto& r : rs) arr.push_back(to_json(r));
+  return ojson{{"scenarios", std::move(arr)}};
+}
+
+}  // namespace ipilab::scenario

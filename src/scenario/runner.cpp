@@ -1,0 +1,322 @@
+#include "scenario/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/file.h"
+#include "topology/host_toml.h"
+#include "topology/presets.h"
+#include "topology/toml_read.h"
+
+namespace ipilab::scenario {
+
+namespace fs = std::filesystem;
+using toml_read::TableReader;
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out.empty() ? "none" : out;
+}
+
+// Re-throws an InputError with the variant named (the place stays the same).
+[[noreturn]] void rethrow_for_variant(const InputError& e, const std::string& scenario, const std::string& variant) {
+  throw InputError(e.place(), fmt::format("{} [scenario '{}', variant '{}']", e.reason(), scenario, variant));
+}
+
+// A path as shown in tables and JSON: relative to the data folder when it lies there (so output does
+// not depend on where ipilab was built), else as resolved.
+std::string shown_path(const fs::path& p) {
+  std::error_code ec;
+  const fs::path a = fs::weakly_canonical(p, ec);
+  if (ec) return p.string();
+  const fs::path d = fs::weakly_canonical(data_dir(), ec);
+  if (ec) return p.string();
+  const fs::path rel = a.lexically_relative(d);
+  if (!rel.empty() && *rel.begin() != "..") return rel.string();
+  return p.string();
+}
+
+std::unique_ptr<topology::Host> build_host(const toml::table& doc, const std::string& file, const fs::path& dir) {
+  const toml::node* hn = doc.get("host");
+  if (!hn)
+    throw InputError(file, "missing [host] table (preset = \"NAME\", file = \"PATH\" or inline host tables; "
+                           "'ipilab list --presets' shows the presets)");
+  const toml::table& ht = *hn->as_table();
+  if (!ht.contains("preset") && !ht.contains("file"))
+    return std::make_unique<topology::Host>(topology::parse_host(ht, file, "host"));
+  TableReader r(ht, file, "host");
+  for (const auto& [k, n] : ht) {
+    (void)n;
+    if (k.str() != "preset" && k.str() != "file")
+      r.fail(k.str(), "host.preset / host.file exclude inline host tables: give one of the three forms");
+  }
+  const auto preset = r.opt_string("preset");
+  const auto path = r.opt_string("file");
+  if (preset && path) r.fail("file", "give either host.preset or host.file, not both");
+  if (preset) {
+    try {
+      return std::make_unique<topology::Host>(topology::load_preset(*preset));
+    } catch (const InputError& e) {
+      throw InputError(r.place("preset"), e.reason());
+    }
+  }
+  const fs::path p = resolve_data_path(*path, dir, r.place("file"));
+  return std::make_unique<topology::Host>(topology::load_host_file(p.string()));
+}
+
+bool parse_unit(std::string_view s, cost::Unit& u) {
+  if (s == "cycles") u = cost::Unit::Cycles;
+  else if (s == "ns") u = cost::Unit::Ns;
+  else if (s == "ps") u = cost::Unit::Ps;
+  else if (s == "us") u = cost::Unit::Us;
+  else return false;
+  return true;
+}
+
+// [profile.override] entries: a table with `value` is one cost; any other table nests one more key
+// level, so both `override."its.sgir_write_remote" = {...}` and `override.its.sgir_write_remote = {...}`
+// work.
+void apply_overrides(cost::Profile& p, const toml::table& t, const std::string& file, const std::string& prefix) {
+  for (const auto& [k, n] : t) {
+    const std::string key = prefix.empty() ? std::string(k.str()) : fmt::format("{}.{}", prefix, k.str());
+    const std::string path = fmt::format("profile.override.{}", key);
+    const toml::table* et = n.as_table();
+    if (!et)
+      throw InputError(toml_read::place(file, k.source().begin ? k.source() : n.source(), path),
+                       fmt::format("expected a table {{ value, unit, spread?, source? }}, got {}",
+                                   toml_read::type_name(n)));
+    if (!et->contains("value")) {
+      apply_overrides(p, *et, file, key);
+      continue;
+    }
+    TableReader r(*et, file, path);
+    const double value = r.req_double("value");
+    const std::string unit_text = r.req_string("unit");
+    cost::Unit unit{};
+    if (!parse_unit(unit_text, unit)) r.fail("unit", fmt::format("'{}' is not a unit: cycles, ns, ps or us", unit_text));
+    double spread = 0;
+    if (p.has(key)) spread = p.get(key).spread;  // keep the profile's spread unless given (clear_used below)
+    if (auto sp = r.opt_double("spread")) spread = *sp;
+    const std::string where = r.place("value");
+    std::string source = r.opt_string("source").value_or("");
+    if (source.empty()) {
+      const auto& b = n.source().begin;
+      source = b ? fmt::format("scenario override at {}:{}", file, b.line) : fmt::format("scenario override in {}", file);
+    }
+    r.finish();
+    p.set(key, value, unit, spread, std::move(source), where);
+  }
+}
+
+struct ProfileChoice {
+  cost::Profile profile;
+  std::string shown;
+};
+
+ProfileChoice build_profile(const toml::table& doc, const std::string& file, const fs::path& dir,
+                            std::map<std::string, cost::Profile>& cache) {
+  const toml::node* pn = doc.get("profile");
+  if (!pn) throw InputError(file, "missing [profile] table (file = \"profiles/NAME.toml\")");
+  TableReader r(*pn->as_table(), file, "profile");
+  const std::string rel = r.req_string("file");
+  const toml::table* over = r.opt_table("override");
+  r.finish();
+  const fs::path path = resolve_data_path(rel, dir, r.place("file"));
+  auto it = cache.find(path.string());
+  if (it == cache.end()) it = cache.emplace(path.string(), cost::Profile::load_file(path.string())).first;
+  ProfileChoice c{it->second, shown_path(path)};
+  if (over) apply_overrides(c.profile, *over, file, "");
+  c.profile.clear_used();
+  return c;
+}
+
+std::string host_label(const topology::Host& h) {
+  std::string s = fmt::format("{} ({} socket{}, {} CPUs", h.name.empty() ? "inline host" : h.name, h.sockets,
+                              h.sockets == 1 ? "" : "s", h.cpus.size());
+  if (!h.its.empty()) s += fmt::format(", {} ITS{}", h.its.size(), h.its.size() == 1 ? "" : "s");
+  return s + ")";
+}
+
+std::string vm_label(const topology::Vm& vm) {
+  std::vector<int> pcpus, halted;
+  std::string remap;
+  for (const auto& v : vm.vcpus) {
+    pcpus.push_back(v.pcpu);
+    if (v.initial_state == topology::VcpuState::Halted) halted.push_back(v.cpu);
+    if (v.vp_index != static_cast<std::uint32_t>(v.cpu))
+      remap += fmt::format("{}{}->{}", remap.empty() ? "" : ",", v.cpu, v.vp_index);
+  }
+  std::vector<int> sorted = pcpus;
+  std::sort(sorted.begin(), sorted.end());
+  const bool in_order = sorted == pcpus && std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+  std::string s = fmt::format("{} vCPU{} on host CPUs {}, NR_CPUS={}", vm.size(), vm.size() == 1 ? "" : "s",
+                              in_order ? topology::Host::format_cpu_list(pcpus) : fmt::format("{}", fmt::join(pcpus, ",")),
+                              vm.nr_cpus);
+  if (!halted.empty()) s += fmt::format(", halted: {}", topology::Host::format_cpu_list(halted));
+  if (!remap.empty()) s += fmt::format(", VP index map {}", remap);
+  return s;
+}
+
+void check_params(const toml::table& t, const workload::WorkloadInfo& info, const std::string& file) {
+  for (const auto& [k, n] : t) {
+    const bool known = std::any_of(info.params.begin(), info.params.end(),
+                                   [&](const workload::ParamInfo& p) { return p.name == k.str(); });
+    if (known) continue;
+    std::vector<std::string> names;
+    for (const auto& p : info.params) names.push_back(p.name);
+    throw InputError(toml_read::place(file, k.source().begin ? k.source() : n.source(), fmt::format("workload.{}", k.str())),
+                     fmt::format("unknown key: workload '{}' has no parameter '{}' (parameters: {})", info.name,
+                                 k.str(), join(names)));
+  }
+}
+
+bool within(double actual, double expected, double tolerance) {
+  return std::fabs(actual - expected) <= tolerance * std::fabs(expected) + 1e-12 * std::fabs(expected);
+}
+
+}  // namespace
+
+PreparedScenario prepare(Scenario&& s, const RunOverrides& overrides, const WorkloadLookup& lookup) {
+  PreparedScenario p;
+  p.file = s.file;
+  p.name = s.name;
+  p.title = s.title;
+  p.description = s.description;
+  p.workload = s.workload;
+  p.reproduces = s.reproduces;
+  p.seed = overrides.seed.value_or(s.seed);
+  p.iterations = overrides.iterations.value_or(s.iterations);
+  p.warmup = s.warmup;
+  p.info = &lookup(s.workload, s.workload_place);
+
+  std::vector<std::string> all;
+  for (const auto& v : s.variants) all.push_back(v.name);
+  for (const auto& want : overrides.variants)
+    if (std::find(all.begin(), all.end(), want) == all.end())
+      throw InputError("--variant", fmt::format("scenario '{}' ({}) has no variant '{}' (variants: {})", s.name, s.file,
+                                                want, join(all)));
+  auto selected = [&](const std::string& name) {
+    return overrides.variants.empty() ||
+           std::find(overrides.variants.begin(), overrides.variants.end(), name) != overrides.variants.end();
+  };
+
+  std::map<std::string, cost::Profile> profiles;
+  for (auto& v : s.variants) {
+    if (!selected(v.name)) continue;
+    PreparedVariant pv;
+    pv.name = v.name;
+    pv.description = v.description;
+    try {
+      pv.host = build_host(v.doc, s.file, s.dir);
+      const toml::node* vn = v.doc.get("vm");
+      if (!vn) throw InputError(s.file, "missing [vm] table (vcpus = N, pin = ...; see scenarios/README.md)");
+      pv.spec.vm = topology::parse_vm(*vn->as_table(), *pv.host, s.file, "vm");
+      ProfileChoice pc = build_profile(v.doc, s.file, s.dir, profiles);
+      pv.spec.profile = std::move(pc.profile);
+      pv.profile_file = pc.shown;
+      toml::table params;
+      if (toml::node* wn = v.doc.get("workload")) params = std::move(*wn->as_table());
+      check_params(params, *p.info, s.file);
+      pv.spec.params = workload::Params(std::move(params), s.file, "workload");
+    } catch (const InputError& e) {
+      if (s.variants.size() == 1) throw;
+      rethrow_for_variant(e, s.name, v.name);
+    }
+    pv.spec.scenario = s.name;
+    pv.spec.variant = v.name;
+    pv.spec.host = pv.host.get();
+    pv.spec.seed = p.seed;
+    pv.spec.iterations = p.iterations;
+    pv.spec.warmup = p.warmup;
+    pv.host_label = host_label(*pv.host);
+    pv.vm_label = vm_label(pv.spec.vm);
+    pv.profile_label = fmt::format("{} ({})", pv.spec.profile.name(), pv.profile_file);
+    p.variants.push_back(std::move(pv));
+  }
+  for (auto& e : s.expect)
+    if (selected(e.variant)) p.expect.push_back(std::move(e));
+  return p;
+}
+
+bool ScenarioResult::checks_pass() const {
+  return std::all_of(checks.begin(), checks.end(), [](const CheckOutcome& c) { return c.pass; });
+}
+
+std::optional<double> observed_value(const workload::RunResult& r, const Expectation& e) {
+  for (const auto& m : r.metrics) {
+    if (m.name != e.key) continue;
+    const sim::Summary& s = m.summary;
+    if (e.stat == "mean") return s.mean;
+    if (e.stat == "p50") return s.p50;
+    if (e.stat == "p90") return s.p90;
+    if (e.stat == "p99") return s.p99;
+    if (e.stat == "p999") return s.p999;
+    if (e.stat == "min") return s.min;
+    if (e.stat == "max") return s.max;
+    return std::nullopt;
+  }
+  if (e.stat == "mean")
+    if (auto it = r.counters.find(e.key); it != r.counters.end()) return static_cast<double>(it->second);
+  return std::nullopt;
+}
+
+ScenarioResult run(const PreparedScenario& p, const ProgressFn& progress) {
+  ScenarioResult out;
+  out.file = p.file;
+  out.name = p.name;
+  out.title = p.title;
+  out.description = p.description;
+  out.workload = p.workload;
+  out.reproduces = p.reproduces;
+  out.seed = p.seed;
+  out.iterations = p.iterations;
+  out.warmup = p.warmup;
+  for (std::size_t i = 0; i < p.variants.size(); ++i) {
+    const PreparedVariant& v = p.variants[i];
+    const auto t0 = std::chrono::steady_clock::now();
+    VariantResult vr;
+    vr.name = v.name;
+    vr.description = v.description;
+    vr.host_label = v.host_label;
+    vr.vm_label = v.vm_label;
+    vr.profile_label = v.profile_label;
+    vr.profile_file = v.profile_file;
+    try {
+      const std::unique_ptr<workload::Workload> w = p.info->make();
+      vr.result = w->run(v.spec);
+    } catch (const InputError& e) {
+      rethrow_for_variant(e, p.name, v.name);
+    }
+    if (vr.result.metrics.empty())
+      throw std::runtime_error(fmt::format("workload '{}' returned no metric for variant '{}'", p.workload, v.name));
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (progress) progress(p.name, v.name, i, p.variants.size(), secs);
+    out.variants.push_back(std::move(vr));
+  }
+  for (const auto& e : p.expect) {
+    const auto it = std::find_if(out.variants.begin(), out.variants.end(),
+                                 [&](const VariantResult& v) { return v.name == e.variant; });
+    if (it == out.variants.end()) continue;
+    const auto got = observed_value(it->result, e);
+    if (!got) {
+      std::vector<std::string> names;
+      for (const auto& m : it->result.metrics) names.push_back(m.name);
+      for (const auto& [k, c] : it->result.counters) { (void)c; names.push_back(k); }
+      throw InputError(e.place, fmt::format("variant '{}' reports no metric{} '{}' (metrics and counters: {})",
+                                            e.variant, e.stat == "mean" ? " or counter" : "", e.key, join(names)));
+    }
+    out.checks.push_back({e, *got, within(*got, e.value, e.tolerance)});
+  }
+  return out;
+}
+
+}  // namespace ipilab::scenario

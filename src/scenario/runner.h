@@ -1,0 +1,99 @@
+// ipilab/scenario/runner.h — from a parsed scenario to results: prepare (build and validate every
+// variant's host, VM, profile and parameters), then run (call the workload once per variant).
+//
+// prepare() does all the validation that does not need a simulation, for every variant, before any
+// variant runs: host (preset / file / inline), VM placement on it, profile file and overrides, the
+// workload name and its declared parameters (unknown keys are errors). Errors are InputError naming
+// the scenario file, line, column and key; when the offending value came from a variant's override
+// the line is the variant's. Errors raised while building a variant carry "[variant 'NAME']".
+//
+// run() calls Workload::run(spec) per variant. InputErrors the workload throws (a parameter of the
+// wrong type, a cost the profile lacks: "<profile file>: cost.<key>") propagate with the variant
+// named. The same scenario, seed and iterations give identical results (the workloads are
+// deterministic given the seed); wall times are measured only for progress lines.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scenario/scenario.h"
+#include "workload/workload.h"
+
+namespace ipilab::scenario {
+
+/// How prepare() finds a workload by name (place = where the name was written). Tests inject a fake.
+using WorkloadLookup = std::function<const workload::WorkloadInfo&(std::string_view name, std::string_view place)>;
+
+/// Overrides from the command line.
+struct RunOverrides {
+  std::optional<std::uint64_t> seed;
+  std::optional<std::uint64_t> iterations;
+  /// Run only these variants (each must exist in the scenario), in the scenario's order.
+  std::vector<std::string> variants;
+};
+
+struct PreparedVariant {
+  std::string name;
+  std::string description;
+  std::unique_ptr<topology::Host> host;  ///< owned here; spec.host points at it
+  workload::RunSpec spec;
+  std::string host_label;     ///< "kunpeng920-2s (2 sockets, 64 CPUs, 2 ITSs)"
+  std::string vm_label;       ///< "4 vCPUs on CPUs 0-3, NR_CPUS=8192"
+  std::string profile_label;  ///< "hyperv-ws2019 (profiles/hyperv-ws2019.toml)"
+  std::string profile_file;   ///< as shown (relative to the data folder when it lies there)
+};
+
+struct PreparedScenario {
+  std::string file;
+  std::string name, title, description, workload, reproduces;
+  std::uint64_t seed = 1, iterations = 0, warmup = 0;
+  const workload::WorkloadInfo* info = nullptr;
+  std::vector<Expectation> expect;       ///< only for the selected variants
+  std::vector<PreparedVariant> variants; ///< the selected variants, in file order
+};
+
+/// Builds every variant (see the file comment). Consumes `s` (its documents move into the specs so
+/// parameter errors keep their source positions).
+PreparedScenario prepare(Scenario&& s, const RunOverrides& overrides, const WorkloadLookup& lookup);
+
+struct VariantResult {
+  std::string name;
+  std::string description;
+  std::string host_label, vm_label, profile_label, profile_file;
+  workload::RunResult result;
+};
+
+/// The outcome of one expectation.
+struct CheckOutcome {
+  Expectation expect;
+  double actual = 0;
+  bool pass = false;
+};
+
+struct ScenarioResult {
+  std::string file;
+  std::string name, title, description, workload, reproduces;
+  std::uint64_t seed = 1, iterations = 0, warmup = 0;
+  std::vector<VariantResult> variants;
+  std::vector<CheckOutcome> checks;   ///< one per expectation, in file order
+  /// All checks passed (true when there are none).
+  bool checks_pass() const;
+};
+
+/// Progress sink: called after each variant with (scenario, variant, index, count, wall seconds).
+using ProgressFn = std::function<void(const std::string&, const std::string&, std::size_t, std::size_t, double)>;
+
+/// Runs every prepared variant, then evaluates the expectations. An expectation naming a metric or
+/// counter the workload did not report -> InputError at the expectation's place.
+ScenarioResult run(const PreparedScenario& p, const ProgressFn& progress = {});
+
+/// The value an expectation compares: metric `key`'s `stat`, else counter `key`. nullopt if neither.
+std::optional<double> observed_value(const workload::RunResult& r, const Expectation& e);
+
+}  // namespace ipilab::scenario

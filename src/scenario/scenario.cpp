@@ -1,0 +1,216 @@
+#include "scenario/scenario.h"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/file.h"
+#include "topology/toml_read.h"
+
+namespace ipilab::scenario {
+
+namespace fs = std::filesystem;
+using toml_read::TableReader;
+
+namespace {
+
+// The tables of the base document a variant may override, in the order they are built.
+constexpr std::array<std::string_view, 4> kSections = {"host", "vm", "profile", "workload"};
+constexpr std::array<std::string_view, 7> kStats = {"mean", "p50", "p90", "p99", "p999", "min", "max"};
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
+// Moves `n` into `dst` under `key` (a copy of the key keeps its source region; the node is moved so
+// it keeps its own), replacing whatever `dst` held there.
+void move_entry(toml::table& dst, const toml::key& key, toml::node& n) {
+  toml::key k = key;
+  dst.erase(key.str());
+  n.visit([&](auto& concrete) { dst.insert(std::move(k), std::move(concrete)); });
+}
+
+void check_variant_name(const TableReader& r, const std::string& name) {
+  if (name.empty()) r.fail("name", "must not be empty");
+  if (name.size() > 48) r.fail("name", fmt::format("'{}' is longer than 48 characters", name));
+  for (unsigned char c : name)
+    if (c < 0x20 || c == 0x7f) r.fail("name", "must not contain control characters");
+}
+
+Expectation read_expect_entry(const std::string& file, const std::string& variant, const toml::key& key,
+                              const toml::node& n, double default_tolerance) {
+  Expectation e;
+  e.variant = variant;
+  e.key = std::string(key.str());
+  e.tolerance = default_tolerance;
+  const std::string path = fmt::format("scenario.expect.{}.{}", variant, e.key);
+  e.place = toml_read::place(file, key.source().begin ? key.source() : n.source(), path);
+  if (n.is_number()) {
+    e.value = toml_read::node_double(n, file, path);
+    return e;
+  }
+  const toml::table* t = n.as_table();
+  if (!t)
+    throw InputError(e.place, fmt::format("expected a number or a table {{ value, tolerance?, stat? }}, got {}",
+                                          toml_read::type_name(n)));
+  TableReader r(*t, file, path);
+  e.value = r.req_double("value");
+  if (auto tol = r.opt_double("tolerance")) {
+    if (*tol < 0) r.fail("tolerance", fmt::format("must be >= 0 (a relative tolerance, 0.02 = 2%), got {}", *tol));
+    e.tolerance = *tol;
+  }
+  if (auto st = r.opt_string("stat")) {
+    if (std::find(kStats.begin(), kStats.end(), *st) == kStats.end())
+      r.fail("stat", fmt::format("'{}' is not one of mean, p50, p90, p99, p999, min, max", *st));
+    e.stat = *st;
+  }
+  r.finish();
+  return e;
+}
+
+}  // namespace
+
+void deep_merge(toml::table& base, toml::table&& over) {
+  for (auto& [key, node] : over) {
+    toml::node* mine = base.get(key.str());
+    if (mine && mine->is_table() && node.is_table()) {
+      deep_merge(*mine->as_table(), std::move(*node.as_table()));
+      continue;
+    }
+    move_entry(base, key, node);
+  }
+}
+
+fs::path resolve_data_path(const std::string& rel, const fs::path& dir, const std::string& place) {
+  if (rel.empty()) throw InputError(place, "empty path");
+  std::error_code ec;
+  const fs::path p(rel);
+  if (p.is_absolute()) {
+    if (fs::is_regular_file(p, ec)) return p;
+    throw InputError(place, fmt::format("no such file '{}'", rel));
+  }
+  const fs::path beside = (dir.empty() ? fs::path(".") : dir) / p;
+  if (fs::is_regular_file(beside, ec)) return beside.lexically_normal();
+  const fs::path shipped = data_dir() / p;
+  if (fs::is_regular_file(shipped, ec)) return shipped.lexically_normal();
+  throw InputError(place, fmt::format("no such file '{}' (looked in {} and {})", rel,
+                                      beside.lexically_normal().string(), shipped.lexically_normal().string()));
+}
+
+Scenario parse_scenario(std::string_view text, const std::string& file) {
+  Scenario s;
+  s.file = file;
+  s.dir = fs::path(file).parent_path();
+
+  const toml::table root = toml_read::parse(text, file);
+  TableReader r(root, file, "");
+  const toml::table* sc = r.opt_table("scenario");
+  for (auto k : kSections) r.opt_table(k);
+  const toml::array* variants = r.opt_array("variant");
+  r.finish();
+  if (!sc) throw InputError(file, "missing [scenario] table (it needs at least workload = \"NAME\")");
+
+  TableReader sr(*sc, file, "scenario");
+  s.name = sr.opt_string("name").value_or(fs::path(file).stem().string());
+  if (s.name.empty()) sr.fail("name", "must not be empty");
+  s.title = sr.opt_string("title").value_or(s.name);
+  s.description = sr.opt_string("description").value_or("");
+  s.workload = sr.req_string("workload");
+  s.workload_place = sr.place("workload");
+  if (auto v = sr.opt_int("iterations", 1, 1'000'000'000)) s.iterations = static_cast<std::uint64_t>(*v);
+  if (auto v = sr.opt_int("warmup", 0, 1'000'000'000)) s.warmup = static_cast<std::uint64_t>(*v);
+  if (auto v = sr.opt_int("seed", 0)) s.seed = static_cast<std::uint64_t>(*v);
+  s.reproduces = sr.opt_string("reproduces").value_or("");
+  const toml::table* expect = sr.opt_table("expect");
+  sr.finish();
+
+  // Variant headers: name, description, which sections they override (types checked here).
+  std::vector<std::string> names;
+  std::vector<std::string> name_places;
+  if (variants) {
+    if (variants->empty()) throw InputError(r.place("variant"), "an empty variant list; give at least one [[variant]]");
+    for (std::size_t i = 0; i < variants->size(); ++i) {
+      const toml::node& n = (*variants)[i];
+      const std::string path = fmt::format("variant[{}]", i);
+      const toml::table* t = n.as_table();
+      if (!t)
+        throw InputError(toml_read::place(file, n.source(), path),
+                         fmt::format("expected a table ([[variant]]), got {}", toml_read::type_name(n)));
+      TableReader vr(*t, file, path);
+      Variant v;
+      v.name = vr.req_string("name");
+      check_variant_name(vr, v.name);
+      v.place = vr.place("name");
+      v.description = vr.opt_string("description").value_or("");
+      for (auto k : kSections) vr.opt_table(k);
+      vr.finish();
+      if (auto it = std::find(names.begin(), names.end(), v.name); it != names.end())
+        throw InputError(v.place, fmt::format("duplicate variant name '{}' (first defined at {})", v.name,
+                                              name_places[static_cast<std::size_t>(it - names.begin())]));
+      names.push_back(v.name);
+      name_places.push_back(v.place);
+      s.variants.push_back(std::move(v));
+    }
+  } else {
+    Variant v;
+    v.name = "base";
+    v.place = file;
+    names.push_back(v.name);
+    s.variants.push_back(std::move(v));
+  }
+
+  // Expectations, per variant.
+  if (expect) {
+    for (const auto& [key, node] : *expect) {
+      const std::string vname(key.str());
+      const std::string path = fmt::format("scenario.expect.{}", vname);
+      const std::string place = toml_read::place(file, key.source(), path);
+      if (std::find(names.begin(), names.end(), vname) == names.end())
+        throw InputError(place, fmt::format("no variant named '{}' (variants: {})", vname, join_names(names)));
+      const toml::table* t = node.as_table();
+      if (!t)
+        throw InputError(place, fmt::format("expected a table of expected values, got {}", toml_read::type_name(node)));
+      double tolerance = 0.02;
+      if (const toml::node* tn = t->get("tolerance")) {
+        tolerance = toml_read::node_double(*tn, file, path + ".tolerance");
+        if (tolerance < 0)
+          throw InputError(toml_read::place(file, tn->source(), path + ".tolerance"),
+                           fmt::format("must be >= 0 (a relative tolerance, 0.02 = 2%), got {}", tolerance));
+      }
+      for (const auto& [ek, en] : *t) {
+        if (ek.str() == "tolerance") continue;
+        s.expect.push_back(read_expect_entry(file, vname, ek, en, tolerance));
+      }
+    }
+  }
+
+  // Merged documents: parse again for each variant so that every node is a fresh one carrying its
+  // source region (toml++ drops source regions on copy, keeps them on move).
+  for (std::size_t i = 0; i < s.variants.size(); ++i) {
+    toml::table d = toml_read::parse(text, file);
+    toml::table& merged = s.variants[i].doc;
+    for (auto k : kSections) {
+      auto it = d.find(k);
+      if (it != d.end()) move_entry(merged, it->first, it->second);
+    }
+    if (!variants) continue;
+    toml::table& vt = *(*d["variant"].as_array())[i].as_table();
+    for (auto k : kSections) {
+      auto it = vt.find(k);
+      if (it == vt.end()) continue;
+      toml::table& over = *it->second.as_table();
+      if (k == "host" && (over.contains("preset") || over.contains("file"))) merged.erase("host");
+      if (toml::node* mine = merged.get(k)) deep_merge(*mine->as_table(), std::move(over));
+      else move_entry(merged, it->first, it->second);
+    }
+  }
+  return s;
+}
+
+Scenario load_scenario(const std::string& path) { return parse_scenario(read_text_file(path), path); }
+
+}  // namespace ipilab::scenario
