@@ -20,6 +20,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/error.h"
 
@@ -367,9 +368,16 @@ Vm::Vm(VmConfig config) : config_(std::move(config)) {
     s.idt.base = kIdtGpa; s.idt.limit = 256 * 16 - 1;
     s.cr0 = 0x80050033;  // PG | AM | WP | NE | ET | MP | PE
     s.cr3 = kPml4Gpa;
-    s.cr4 = 0x20 | 0x200 | 0x400;  // PAE | OSFXSR | OSXMMEXCPT
+    s.cr4 = 0x20 | 0x200 | 0x400 | 0x40000;  // PAE | OSFXSR | OSXMMEXCPT | OSXSAVE
     s.efer = 0x500;                // LME | LMA
     xioctl(fd, KVM_SET_SREGS, &s, "KVM_SET_SREGS");
+    // XCR0 = x87 | SSE: XMM registers usable (the Hyper-V XMM fast hypercalls load XMM0..5). Without
+    // it the PVM backend fails SSE instructions with an emulation error.
+    kvm_xcrs xcrs{};
+    xcrs.nr_xcrs = 1;
+    xcrs.xcrs[0].xcr = 0;
+    xcrs.xcrs[0].value = 0x3;
+    xioctl(fd, KVM_SET_XCRS, &xcrs, "KVM_SET_XCRS");
     // With the in-kernel irqchip, application processors start in wait-for-SIPI; we boot them directly.
     kvm_mp_state mp{};
     mp.mp_state = KVM_MP_STATE_RUNNABLE;
@@ -540,7 +548,9 @@ RunReport Vm::run() {
           case KVM_EXIT_INTERNAL_ERROR:
             ++v.exits["internal_error"];
             fail(v.idx, "KVM internal error (KVM_EXIT_INTERNAL_ERROR)", v.regs().rip,
-                 fmt::format("suberror {}", run.internal.suberror));
+                 fmt::format("suberror {} data [{:#x}]", run.internal.suberror,
+                             fmt::join(run.internal.data, run.internal.data + std::min<std::uint32_t>(run.internal.ndata, 16),
+                                       ", ")));
             return;
           case KVM_EXIT_INTR:
             ++v.exits["intr"];
