@@ -25,7 +25,7 @@ constexpr std::uint16_t HVCALL_POST_DEBUG_DATA = 0x0069;
 constexpr std::uint16_t HVCALL_RETRIEVE_DEBUG_DATA = 0x006A;
 constexpr std::uint16_t HVCALL_RESET_DEBUG_SESSION = 0x006B;
 constexpr std::uint16_t HV_EXT_CALL_QUERY_CAPABILITIES = 0x8001;
-constexpr std::uint16_t HV_EXT_CALL_MAX = 0x81FF;
+constexpr std::uint16_t HV_EXT_CALL_MAX = 0x8041;  // HV_EXT_CALL_QUERY_CAPABILITIES + 64 (KVM hyperv.c)
 
 bool is_flush_code(std::uint16_t code) noexcept {
   return code == HVCALL_FLUSH_VIRTUAL_ADDRESS_SPACE || code == HVCALL_FLUSH_VIRTUAL_ADDRESS_LIST ||

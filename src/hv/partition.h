@@ -20,7 +20,7 @@
 //      CPUID bit -> inject #UD; otherwise XMM0..XMM5 are read (HostWork::xmm_registers_read)  (§4.2.7)
 //   6. dispatch: SEND_IPI with varhead != 0 or rep; SEND_IPI_EX with rep -> INVALID_HYPERCALL_INPUT;
 //      a code KVM implements but ipilab does not model (flush, spin-wait, post message, signal event,
-//      debug, extended calls 0x8001..0x81FF) -> HV_STATUS_INVALID_HYPERCALL_CODE with
+//      debug, extended calls 0x8001..0x8041) -> HV_STATUS_INVALID_HYPERCALL_CODE with
 //      `modelled == false` and rejected_by "call code implemented by KVM but not modelled by ipilab";
 //      any other code -> HV_STATUS_INVALID_HYPERCALL_CODE                                  (§4.2.8)
 //   7. kvm_hv_send_ipi:                                                                  (§4.3)
