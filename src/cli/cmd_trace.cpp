@@ -68,7 +68,7 @@ void run_trace(const TraceArgs& args) {
   const trace::ReadInfo info = trace::analyse_trace(args.file, analysis);
   if (!args.plot.empty()) trace::plot_trace(analysis, args.plot);
   if (!args.json.empty()) {
-    const std::string doc = trace::report_json(analysis, info, args.file).dump(2) + "\n";
+    const std::string doc = trace::report_json(analysis, info, args.file).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (args.json == "-") {
       std::fputs(doc.c_str(), stdout);
       return;

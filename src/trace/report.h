@@ -15,7 +15,8 @@
 //                  callsites: [{callsite, count}], arrivals: {kind: count}}],
 //     "csd_functions": [{func, queued, runs, queue_to_run_ns: {...}, run_time_ns: {...}}],
 //     "statistics": "<how percentiles are computed>", "warnings": [..] }
-// Empty statistics have count 0 and every figure 0.
+// Empty statistics have count 0 and every figure 0. Symbol strings come from the trace and may not
+// be valid UTF-8: dump with nlohmann::json::error_handler_t::replace (as the CLI does).
 #pragma once
 
 #include <string>
