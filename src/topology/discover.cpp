@@ -130,4 +130,14 @@ Host discover_host() {
   return host;
 }
 
+std::vector<int> pu_os_indexes() {
+  TopologyHandle h;
+  if (hwloc_topology_init(&h.t) != 0 || hwloc_topology_load(h.t) != 0)
+    throw UnavailableError("hwloc: cannot load this machine's topology");
+  std::vector<int> out;
+  const int n = hwloc_get_nbobjs_by_type(h.t, HWLOC_OBJ_PU);
+  for (int i = 0; i < n; ++i) out.push_back(static_cast<int>(hwloc_get_obj_by_type(h.t, HWLOC_OBJ_PU, static_cast<unsigned>(i))->os_index));
+  return out;
+}
+
 }  // namespace ipilab::topology

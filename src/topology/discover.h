@@ -11,11 +11,17 @@
 // GIC ITS entries would be the source) — the list is left empty.
 #pragma once
 
+#include <vector>
+
 #include "topology/host.h"
 
 namespace ipilab::topology {
 
 /// Reads this machine with hwloc. Throws UnavailableError if hwloc cannot load a topology.
 Host discover_host();
+
+/// Linux CPU number (PU os_index) of each hwloc logical PU index, in logical order (the index
+/// space measure::C2cConfig::pus uses). Throws UnavailableError like discover_host().
+std::vector<int> pu_os_indexes();
 
 }  // namespace ipilab::topology

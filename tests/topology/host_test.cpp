@@ -4,11 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "common/error.h"
 #include "topology/discover.h"
 #include "topology/host_toml.h"
+#include "topology/measured.h"
 #include "topology/presets.h"
 
 namespace ipilab::topology {
@@ -179,6 +181,34 @@ TEST(Discover, ThisMachine_HasAtLeastOneCpuAndRoundTrips) {
   EXPECT_EQ(h.latency.node_ns.size(), static_cast<std::size_t>(h.nodes));
   EXPECT_THAT(h.latency.source, ::testing::HasSubstr("ESTIMATE"));
   EXPECT_EQ(load_host_text(to_toml(h), "host.toml"), h);
+}
+
+}  // namespace
+}  // namespace ipilab::topology
+
+namespace ipilab::topology {
+namespace {
+
+TEST(Measured, FoldsPairsIntoNodeMeansSmtAndOverrides) {
+  Host h = load_host_file(kFixtures + "asym-3node.toml");
+  const double nan = std::nan("");
+  // CPUs 0,1 (SMT siblings, node 0), 2 (node 1), 4 (node 2).
+  const std::vector<int> ids = {0, 1, 2, 4};
+  const std::vector<std::vector<double>> m = {
+      {nan, 6, 30, 100},
+      {8, nan, 34, 110},
+      {31, 35, nan, 120},
+      {101, 111, 121, nan},
+  };
+  apply_measured_c2c(h, ids, m, "unit test", true);
+  EXPECT_DOUBLE_EQ(*h.latency.smt_ns, 7.0);
+  EXPECT_DOUBLE_EQ(h.node_latency_ns(0, 1), 32.0);   // (30 + 34) / 2
+  EXPECT_DOUBLE_EQ(h.node_latency_ns(1, 0), 33.0);   // (31 + 35) / 2
+  EXPECT_DOUBLE_EQ(h.node_latency_ns(0, 0), 20.0);   // no non-SMT pair inside node 0: kept
+  EXPECT_DOUBLE_EQ(h.c2c_ns(1, 4), 110.0);           // per-pair override
+  EXPECT_EQ(h.latency.pairs.size(), 12u);
+  EXPECT_EQ(h.latency.source, "unit test");
+  EXPECT_THROW(apply_measured_c2c(h, {0, 3}, {{nan, 1}, {1, nan}}, "x", false), InputError);
 }
 
 }  // namespace
