@@ -7,13 +7,14 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <toml++/toml.h>
 
 #include "cli/commands.h"
 #include "common/error.h"
 #include "common/file.h"
 #include "cost/catalog.h"
+#include "scenario/catalog.h"
 #include "topology/presets.h"
+#include "workload/workload.h"
 
 namespace ipilab::cli {
 
@@ -23,45 +24,13 @@ constexpr const char* kListHelp = R"(Lists what ipilab ships. With no flag, ever
   --presets    host presets (use with 'ipilab topo --preset NAME' or host = "NAME" in a scenario)
   --costs      the cost-key catalog: every primitive operation a cost profile may price, its unit
                kind (durations: cycles, ns, ps or us), what it is, and which workloads need it
-  --scenarios  built-in scenarios (scenarios/*.toml in the data folder)
+  --scenarios  built-in scenarios (scenarios/*.toml in the data folder; * = run by a bare 'ipilab run')
+  --workloads  the workloads a scenario can run, with their parameters ([workload] keys)
   --json       the same as JSON
 
 Examples:
   ipilab list --costs
   ipilab list --presets --json)";
-
-struct ScenarioInfo {
-  std::string name, description;
-};
-
-// HOOK(scenario layer): built-in scenarios are the files <data_dir>/scenarios/*.toml; this reads
-// only their optional [scenario] description (or first comment line) and does not validate them.
-// When src/scenario/ provides a catalog function, call it here instead.
-std::vector<ScenarioInfo> list_scenarios() {
-  std::vector<ScenarioInfo> out;
-  const std::filesystem::path dir = data_dir() / "scenarios";
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) return out;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    if (e.path().extension() != ".toml") continue;
-    ScenarioInfo s{e.path().stem().string(), ""};
-    try {
-      const std::string text = read_text_file(e.path());
-      try {
-        const toml::table doc = toml::parse(text, e.path().string());
-        if (auto d = doc["scenario"]["description"].value<std::string>()) s.description = *d;
-      } catch (const toml::parse_error&) {
-        s.description = "(not valid TOML)";
-      }
-      if (s.description.empty() && text.rfind("# ", 0) == 0) s.description = text.substr(2, text.find('\n') - 2);
-    } catch (const InputError&) {
-      s.description = "(unreadable)";
-    }
-    out.push_back(std::move(s));
-  }
-  std::sort(out.begin(), out.end(), [](const ScenarioInfo& a, const ScenarioInfo& b) { return a.name < b.name; });
-  return out;
-}
 
 std::string_view kind_name(cost::UnitKind k) {
   switch (k) {
@@ -76,15 +45,16 @@ void add_list_command(CLI::App& root) {
   auto* cmd = root.add_subcommand("list", "List host presets, cost keys and built-in scenarios");
   cmd->footer(kListHelp);
   struct Opts {
-    bool presets = false, costs = false, scenarios = false, json = false;
+    bool presets = false, costs = false, scenarios = false, workloads = false, json = false;
   };
   auto opts = std::make_shared<Opts>();
   cmd->add_flag("--presets", opts->presets, "Host presets");
   cmd->add_flag("--costs", opts->costs, "Cost-key catalog (name, unit kind, description, used by)");
   cmd->add_flag("--scenarios", opts->scenarios, "Built-in scenarios");
+  cmd->add_flag("--workloads", opts->workloads, "Workloads and their parameters");
   cmd->add_flag("--json", opts->json, "Print JSON");
   cmd->callback([opts] {
-    const bool all = !opts->presets && !opts->costs && !opts->scenarios;
+    const bool all = !opts->presets && !opts->costs && !opts->scenarios && !opts->workloads;
     nlohmann::json j = nlohmann::json::object();
     std::string text;
     if (all || opts->presets) {
@@ -105,15 +75,34 @@ void add_list_command(CLI::App& root) {
         text += fmt::format("  {:<28} {:<8} {}\n  {:<28} {:<8} used by: {}\n", k.name, kind_name(k.kind), k.description, "", "", k.used_by);
       }
     }
+    if (all || opts->workloads) {
+      auto& arr = j["workloads"] = nlohmann::json::array();
+      if (!text.empty()) text += "\n";
+      text += "Workloads (workload = \"NAME\" in a scenario; parameters go in its [workload] table):\n";
+      for (const auto* w : workload::list_workloads()) {
+        auto params = nlohmann::json::array();
+        text += fmt::format("  {:<26} {}\n", w->name, w->description);
+        for (const auto& p : w->params) {
+          params.push_back({{"name", p.name}, {"type", p.type}, {"default", p.default_text}, {"description", p.description}});
+          const std::string def = p.default_text.empty() ? "(required)" : p.default_text;
+          if (def.size() <= 14) text += fmt::format("      {:<22} {:<9} {:<14} {}\n", p.name, p.type, def, p.description);
+          else text += fmt::format("      {:<22} {:<9} {}\n      {:<22} {:<9} {:<14} {}\n", p.name, p.type, def, "", "", "", p.description);
+        }
+        arr.push_back({{"name", w->name}, {"description", w->description}, {"params", std::move(params)}});
+      }
+    }
     if (all || opts->scenarios) {
       auto& arr = j["scenarios"] = nlohmann::json::array();
       if (!text.empty()) text += "\n";
-      text += "Built-in scenarios (ipilab run NAME):\n";
-      const auto list = list_scenarios();
-      if (list.empty()) text += "  (none yet)\n";
+      text += "Built-in scenarios (ipilab run NAME; * = in the default set a bare 'ipilab run' runs):\n";
+      const auto list = scenario::list_builtin();
+      if (list.empty()) text += "  (none)\n";
       for (const auto& s : list) {
-        arr.push_back({{"name", s.name}, {"description", s.description}});
-        text += fmt::format("  {:<22} {}\n", s.name, s.description);
+        arr.push_back({{"name", s.name}, {"title", s.title}, {"description", s.description}, {"workload", s.workload},
+                       {"reproduces", s.reproduces}, {"default", s.in_default}, {"error", s.error}});
+        text += fmt::format("{} {:<26} {}\n", s.in_default ? "*" : " ", s.name, s.error.empty() ? s.title : "(invalid) " + s.error);
+        if (s.error.empty())
+          text += fmt::format("  {:<26} workload {}{}{}\n", "", s.workload, s.reproduces.empty() ? "" : "; reproduces: ", s.reproduces);
       }
     }
     if (opts->json) std::fputs((j.dump(2) + "\n").c_str(), stdout);

@@ -1,12 +1,73 @@
-// PLACEHOLDER: the 'run' command is being built; this file is replaced by its real implementation.
+// ipilab run — simulate a scenario's variants side by side (src/scenario/command.h does the work).
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+
 #include "cli/commands.h"
-#include "common/error.h"
+#include "scenario/command.h"
+#include "workload/workload.h"
 
 namespace ipilab::cli {
 
+namespace {
+
+constexpr const char* kRunHelp = R"(Simulates every variant of a scenario with the discrete-event model and prints them side by
+side: the main metric (cycles per iteration for x86 guest loops, ns for Arm micro-benchmarks) with
+mean, p50, p99 and the change against the first variant, the counters (sends, hypercalls, native
+fallbacks, misdelivered, lost IPIs), where the time goes (breakdown per modeled step) and where each
+cost comes from. Every figure is a sum of modeled steps priced by the scenario's cost profile.
+
+SCENARIO is a built-in name (ipilab list --scenarios) or a path to a scenario TOML file
+(format: scenarios/README.md). With no SCENARIO, runs the default set (scenarios/default.list):
+the reproductions of the seed experiments.
+
+The same scenario, seed and iterations give byte-identical tables and JSON. Progress lines (with
+wall times) go to stderr when it is a terminal, or with --progress.
+
+Examples:
+  ipilab run                                   # the default scenarios
+  ipilab run seed000-hyperv --check            # exit 1 if a published figure is not reproduced
+  ipilab run my.toml --variant mainline --iterations 100000 --json out.json --plot cdf.svg
+  ipilab run seed003-gicv41 --json - | jq '.variants[].metrics'
+
+JSON contract: docs/json.md. Exit status 2 on bad input (the message names file:line:key),
+1 when --check finds a missed expectation, 3 when --plot has no gnuplot.)";
+
+}  // namespace
+
 void add_run_command(CLI::App& root) {
-  auto* cmd = root.add_subcommand("run", "(not built yet)");
-  cmd->callback([] { throw UnavailableError("'ipilab run' is not built yet"); });
+  auto* cmd = root.add_subcommand("run", "Simulate a scenario's variants side by side (table, JSON, plot)");
+  cmd->footer(kRunHelp);
+  auto opts = std::make_shared<scenario::CommandOptions>();
+  auto seed = std::make_shared<std::uint64_t>(0);
+  auto iterations = std::make_shared<std::uint64_t>(0);
+  auto no_breakdown = std::make_shared<bool>(false);
+  auto progress = std::make_shared<bool>(false);
+  cmd->add_option("scenario", opts->scenarios, "Built-in scenario name or scenario file (default: scenarios/default.list)");
+  auto* seed_opt = cmd->add_option("--seed", *seed, "RNG seed for every variant (default: the scenario's, usually 1)");
+  auto* it_opt = cmd->add_option("--iterations", *iterations, "Measured iterations per variant (default: the scenario's)")
+                     ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000}));
+  cmd->add_option("--variant", opts->variants, "Run only this variant (repeatable); compared against the first one run")
+      ->type_name("NAME");
+  cmd->add_option("--json", opts->json, "Write the results as JSON to FILE ('-' = stdout instead of the tables)")
+      ->type_name("FILE|-");
+  cmd->add_option("--plot", opts->plot, "Plot the main metric's distribution (CDF per variant) with gnuplot; "
+                                        "several scenarios get their name appended")
+      ->type_name("FILE.svg|.png");
+  cmd->add_flag("--check", opts->check, "Exit 1 if a variant misses the scenario's expected values ([scenario.expect])");
+  cmd->add_flag("--no-breakdown", *no_breakdown, "Omit the per-variant breakdown of where the time goes");
+  cmd->add_flag("--progress", *progress, "Print one line per variant with its wall time on stderr (default: when a terminal)");
+  cmd->callback([=] {
+    scenario::CommandOptions o = *opts;
+    if (seed_opt->count()) o.seed = *seed;
+    if (it_opt->count()) o.iterations = *iterations;
+    o.breakdown = !*no_breakdown;
+    o.progress = *progress || ::isatty(2) == 1;
+    scenario::run_command(o, std::cout, std::cerr, [](std::string_view name, std::string_view place) -> const workload::WorkloadInfo& {
+      return workload::find_workload(name, place);
+    });
+  });
 }
 
 }  // namespace ipilab::cli

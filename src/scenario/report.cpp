@@ -168,6 +168,16 @@ std::string format_text(const ScenarioResult& r, const TextOptions& opt) {
   std::set<std::size_t> left = {0, 4};
   if (has_checks) left.insert(head.size() - 1);
   out += render_table(rows, left, "  ");
+  // Legend of the other metrics, once (the per-variant lines give only their figures).
+  std::vector<std::string> seen;
+  for (const auto& v : r.variants)
+    for (std::size_t i = 1; i < v.result.metrics.size(); ++i) {
+      const auto& m = v.result.metrics[i];
+      if (std::find(seen.begin(), seen.end(), m.name) != seen.end()) continue;
+      if (seen.empty()) out += "  other metrics, per variant below:\n";
+      seen.push_back(m.name);
+      out += fmt::format("    {} ({}){}{}\n", m.name, m.unit, m.description.empty() ? "" : ": ", m.description);
+    }
 
   for (const auto& v : r.variants) {
     out += fmt::format("\n  {}{}{}\n", v.name, v.description.empty() ? "" : ": ", v.description);
@@ -182,9 +192,8 @@ std::string format_text(const ScenarioResult& r, const TextOptions& opt) {
     if (v.profile_label != first->profile_label) out += fmt::format("{}{:<9} {}\n", ind, "profile", v.profile_label);
     for (std::size_t i = 1; i < v.result.metrics.size(); ++i) {
       const auto& m = v.result.metrics[i];
-      out += fmt::format("{}{:<9} {}: mean {} p50 {} p99 {} {}{}{}\n", ind, "metric", m.name, format_number(m.summary.mean),
-                         format_number(m.summary.p50), format_number(m.summary.p99), m.unit,
-                         m.description.empty() ? "" : " — ", m.description);
+      out += fmt::format("{}{:<9} {}: mean {} p50 {} p99 {} {}\n", ind, "metric", m.name, format_number(m.summary.mean),
+                         format_number(m.summary.p50), format_number(m.summary.p99), m.unit);
     }
     std::string longc;
     for (const auto& c : long_counters)
