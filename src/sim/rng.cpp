@@ -97,7 +97,7 @@ Ps Jitter::sample(Rng& rng) const noexcept {
     x = m + cv_ * m * rng.normal();
     if (x < m * 1e-3) x = m * 1e-3;
   }
-  const auto r = static_cast<std::int64_t>(std::llround(x));
+  const auto r = static_cast<std::int64_t>(x + 0.5);  // x > 0: round half up, as llround, without the libm call
   return Ps{r < 1 ? 1 : r};
 }
 

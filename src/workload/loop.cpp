@@ -66,8 +66,20 @@ class Driver {
 
  private:
   bool measured() const { return iter_ >= spec_.warmup; }
-  sim::Ps c2c(unsigned from_cpu, unsigned to_cpu) {
-    return spec_.host->c2c(spec_.vm.pcpu_of(static_cast<int>(from_cpu)), spec_.vm.pcpu_of(static_cast<int>(to_cpu)));
+  /// Cache-line transfer between the sender and guest CPU `cpu`, either way (host latency matrix,
+  /// looked up once per CPU: the matrix is static during a run).
+  sim::Ps c2c_to(unsigned cpu) { return c2c_cached(cpu, true); }
+  sim::Ps c2c_from(unsigned cpu) { return c2c_cached(cpu, false); }
+  sim::Ps c2c_cached(unsigned cpu, bool to_target) {
+    auto& cache = to_target ? c2c_to_ : c2c_from_;
+    if (cache.empty()) cache.assign(targets_.size(), sim::Ps{-1});
+    sim::Ps& v = cache[cpu];
+    if (v.v < 0) {
+      const int s = spec_.vm.pcpu_of(static_cast<int>(loop_.sender));
+      const int t = spec_.vm.pcpu_of(static_cast<int>(cpu));
+      v = to_target ? spec_.host->c2c(s, t) : spec_.host->c2c(t, s);
+    }
+    return v;
   }
 
   void begin() {
@@ -132,7 +144,7 @@ class Driver {
     const sim::Ps entry = t;
     last_entry_ = std::max(last_entry_, entry);
     if (loop_.handler_reads_sender_line) {
-      const sim::Ps d = c2c(loop_.sender, cpu);
+      const sim::Ps d = c2c_to(cpu);
       bd_.add(c2c_in_id_, d);
       t += d;
     }
@@ -143,7 +155,7 @@ class Driver {
     if (!loop_.back_to_idle.empty()) s.halted_from = t;
     s.busy_until = t;
     if (loop_.wait_for_ack) {
-      const sim::Ps d = c2c(cpu, loop_.sender);
+      const sim::Ps d = c2c_from(cpu);
       bd_.add(c2c_ack_id_, d);
       sim_.at(std::max(ack + d, send_end_), [this] { ack_seen(); });
     } else if (--pending_ == 0) {
@@ -176,6 +188,7 @@ class Driver {
   sim::Simulator sim_;
   sim::Rng rng_;
   std::vector<TargetState> targets_;
+  std::vector<sim::Ps> c2c_to_, c2c_from_;
   std::vector<sim::Resource> its_ports_;
   sim::Jitter wake_, inject_;
   sim::Breakdown::StepId wake_id_ = 0, inject_id_ = 0, c2c_in_id_ = 0, c2c_ack_id_ = 0;
