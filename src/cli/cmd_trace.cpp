@@ -1,5 +1,6 @@
 // ipilab trace FILE [--json FILE|-] [--plot FILE.svg|.png]   and   ipilab trace record -o FILE ...
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,11 @@ Examples:
   ipilab trace ipis.txt)";
 
 void run_trace(const TraceArgs& args) {
+  if (!args.plot.empty()) {  // check before the (possibly long) analysis
+    const std::string ext = std::filesystem::path(args.plot).extension().string();
+    if (ext != ".svg" && ext != ".png")
+      throw InputError("--plot", fmt::format("'{}': the file name must end in .svg or .png", args.plot));
+  }
   trace::IpiAnalysis analysis;
   const trace::ReadInfo info = trace::analyse_trace(args.file, analysis);
   if (!args.plot.empty()) trace::plot_trace(analysis, args.plot);

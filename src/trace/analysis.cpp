@@ -12,7 +12,8 @@ namespace {
 std::size_t idx(IpiKind k) { return static_cast<std::size_t>(k); }
 }  // namespace
 
-IpiAnalysis::IpiAnalysis(SendCallback on_send) : on_send_(std::move(on_send)) {}
+IpiAnalysis::IpiAnalysis(SendCallback on_send, DeliveryCallback on_delivery)
+    : on_send_(std::move(on_send)), on_delivery_(std::move(on_delivery)) {}
 
 void IpiAnalysis::on_begin(std::uint32_t cpus) { header_cpus_ = cpus; }
 
@@ -171,6 +172,8 @@ void IpiAnalysis::serve(PendingGroup& g, std::uint32_t target, IpiKind arrival_k
       ++pi.coalesced;
     }
   }
+  if (on_delivery_)
+    on_delivery_(IpiDelivery{first.ts, ts, first.src, target, arrival_kind, callsites_[first.callsite].callsite, n - 1});
   g.sends.clear();
   g.forgotten = 0;
 }
@@ -275,6 +278,11 @@ ReadInfo analyse_trace(const std::filesystem::path& path, IpiAnalysis& analysis)
 
 void for_each_ipi_send(const std::filesystem::path& path, const std::function<void(const IpiSend&)>& fn) {
   IpiAnalysis a(fn);
+  analyse_trace(path, a);
+}
+
+void for_each_ipi_delivery(const std::filesystem::path& path, const std::function<void(const IpiDelivery&)>& fn) {
+  IpiAnalysis a({}, fn);
   analyse_trace(path, a);
 }
 

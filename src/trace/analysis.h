@@ -4,7 +4,7 @@
 //   - A send is one per target CPU: ipi_send_cpu gives one, ipi_send_cpumask one per CPU in the mask,
 //     Arm ipi_raise one per CPU in target_mask (an ipi_raise that repeats the previous ipi_send_* of
 //     the same CPU with the same targets is the same IPI and is not counted twice).
-//   - The send's kind comes from its callback (kind_from_callback) or Arm reason; the arrival's kind
+//   - The send's kind comes from its callback and callsite (send_kind) or Arm reason; the arrival's kind
 //     from the handler entry event (irq_vectors:<kind>_entry, ipi:ipi_entry reason).
 //   - A send waits on its target CPU until the first handler entry of the same kind on that CPU; a
 //     call-function entry also serves a waiting call-function-single send (both flush the same
@@ -46,6 +46,18 @@ struct IpiSend {
   std::vector<std::uint32_t> targets;      ///< target CPUs, ascending (one send per target)
   IpiKind kind = IpiKind::Unknown;         ///< from the callback (x86) or the reason (Arm ipi_raise)
   std::string callsite;                    ///< "sym+0xoff" (libtraceevent form); "ipi_raise" on Arm raise
+};
+
+/// One measured delivery: the send that raised the interrupt and the handler entry that served it
+/// (what a replay shows next to the modeled latency).
+struct IpiDelivery {
+  std::uint64_t send_ns = 0;     ///< first waiting send, trace clock ns
+  std::uint64_t entry_ns = 0;    ///< handler entry, trace clock ns (latency = entry_ns - send_ns)
+  std::uint32_t src_cpu = 0;
+  std::uint32_t dst_cpu = 0;
+  IpiKind kind = IpiKind::Unknown;   ///< from the entry event (vector / Arm reason)
+  std::string callsite;              ///< of the first send
+  std::uint64_t coalesced = 0;       ///< further sends served by the same entry
 };
 
 struct KindStats {
@@ -96,8 +108,10 @@ struct CsdFuncStats {
 class IpiAnalysis : public EventSink {
  public:
   using SendCallback = std::function<void(const IpiSend&)>;
-  /// `on_send`, if given, is called for every send in trace order (see IpiSend).
-  explicit IpiAnalysis(SendCallback on_send = {});
+  using DeliveryCallback = std::function<void(const IpiDelivery&)>;
+  /// `on_send`, if given, is called for every send in trace order (see IpiSend); `on_delivery` for
+  /// every handler entry that served waiting sends, in trace order of the entries.
+  explicit IpiAnalysis(SendCallback on_send = {}, DeliveryCallback on_delivery = {});
 
   void on_begin(std::uint32_t cpus) override;
   void on_event(const TraceEvent& ev) override;
@@ -163,6 +177,7 @@ class IpiAnalysis : public EventSink {
   void unmatched_group(PendingGroup& group);
 
   SendCallback on_send_;
+  DeliveryCallback on_delivery_;
   std::uint32_t header_cpus_ = 0;
   std::uint32_t max_cpu_seen_ = 0;
   bool any_cpu_ = false;
@@ -193,5 +208,8 @@ void for_each_ipi_send(const std::filesystem::path& path, const std::function<vo
 
 /// Replay API: all IPI sends of the trace, in trace order (memory grows with the number of sends).
 std::vector<IpiSend> read_ipi_sends(const std::filesystem::path& path);
+
+/// Replay API: calls `fn` for every measured delivery (send -> handler entry), streamed.
+void for_each_ipi_delivery(const std::filesystem::path& path, const std::function<void(const IpiDelivery&)>& fn);
 
 }  // namespace ipilab::trace

@@ -43,6 +43,7 @@ struct Recorder {
   std::unordered_map<int, bool> wanted;  // event id -> ours
   trace_seq seq{};
   std::uint64_t lost = 0;
+  bool discard = false;  // draining what the top-level buffer held before the recording
 
   const std::string& comm(int pid) {
     auto it = comms.find(pid);
@@ -64,6 +65,7 @@ struct Recorder {
 
 int on_raw_event(tep_event* event, tep_record* rec, int cpu, void* data) {
   auto* r = static_cast<Recorder*>(data);
+  if (r->discard) return 0;
   if (rec->missed_events > 0) r->lost += static_cast<std::uint64_t>(rec->missed_events);
   if (!event || !r->wanted.count(event->id)) return 0;
   trace_seq_reset(&r->seq);
@@ -229,6 +231,11 @@ RecordResult record_trace(const RecordOptions& opt) {
     ::sigaction(SIGINT, &sa, &old_int);
     ::sigaction(SIGTERM, &sa, &old_term);
 
+    if (top) {  // the top-level buffer may hold older events: consume them, they are not ours
+      rec.discard = true;
+      tracefs_iterate_raw_events(rec.tep, nullptr, nullptr, 0, on_raw_event, &rec);
+      rec.discard = false;
+    }
     const auto start = std::chrono::steady_clock::now();
     tracefs_trace_on(inst);
     if (!opt.command.empty()) {

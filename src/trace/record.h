@@ -3,7 +3,8 @@
 // What it does, in order:
 //   1. finds tracefs (libtracefs mounts it when root and it is not mounted); else UnavailableError;
 //   2. creates its own instance (default "ipilab"; the top-level buffer with an empty name, whose
-//      tracing_on and event enables are saved and restored); it never writes
+//      tracing_on, event enables and buffer size are saved and restored — but whose pending content
+//      is consumed and dropped, as any trace_pipe_raw reader does); it never writes
 //      /proc/sys/kernel/ftrace_enabled and never sets a tracer, which is why it works where
 //      `trace-cmd record` fails on that file (tracepoints do not need the function tracer);
 //   3. enables exactly recorded_events() that the kernel has (the others are listed as missing);

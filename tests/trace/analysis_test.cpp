@@ -230,5 +230,24 @@ TEST(ReplayApi, SendsOfMixedDatInTraceOrder) {
   EXPECT_EQ(resched, 4u);  // the 4 "callback=0x0" sends from wakeup_preempt+0x92
 }
 
+TEST(ReplayApi, DeliveriesOfMixedTxtCarryMeasuredLatency) {
+  std::uint64_t n = 0, resched = 0, first_latency = 0;
+  for_each_ipi_delivery(testing::traces_dir() / "mixed.txt", [&](const IpiDelivery& d) {
+    if (n == 0) {
+      // mixed.txt lines 3-4: send at 344.504323854 from CPU 1, call_function_single_entry on CPU 0
+      // at 344.504341926.
+      EXPECT_EQ(d.src_cpu, 1u);
+      EXPECT_EQ(d.dst_cpu, 0u);
+      EXPECT_EQ(d.kind, IpiKind::CallFunctionSingle);
+      first_latency = d.entry_ns - d.send_ns;
+    }
+    ++n;
+    resched += d.kind == IpiKind::Reschedule;
+  });
+  EXPECT_EQ(n, 4501u);
+  EXPECT_EQ(resched, 4u);
+  EXPECT_EQ(first_latency, 344504341926u - 344504323854u);
+}
+
 }  // namespace
 }  // namespace ipilab::trace
