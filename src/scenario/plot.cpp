@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/file.h"
+#include "scenario/report.h"
 
 extern char** environ;
 
@@ -180,14 +181,18 @@ PlotScript plot_script(const ScenarioResult& r, const std::string& data_file, co
                    double_quoted_body(fmt::format("{}: {}", r.name, r.title)), r.seed, r.iterations);
   s += fmt::format("set xlabel {} noenhanced\n", gp_quote(fmt::format("{} ({})", metric, unit)));
   s += "set ylabel '% of iterations <= x'\n";
-  s += "set yrange [0:100]\nset ytics 10\nset grid\nset key bottom right noenhanced box opaque\n";
+  s += "set yrange [0:100]\nset ytics 10\nset grid\nset key below noenhanced\n";
   s += fmt::format("set xrange [{:.6g}:{:.6g}]\n", lo - pad, hi + pad);
   s += fmt::format("set label 1 {} at graph 0.01, graph 0.97 font 'sans,9' noenhanced\n",
-                   gp_quote(fmt::format("x axis cut at the largest p99.9 ({:.6g} {})", hi, unit)));
+                   gp_quote(fmt::format("x axis cut at the largest p99.9 ({} {})", format_number(hi), unit)));
   s += "plot ";
   for (std::size_t i = 0; i < r.variants.size(); ++i) {
     if (i) s += ", \\\n     ";
-    s += fmt::format("{} index {} using 1:2 with lines lw 2 title {}", gp_quote(data_file), i, gp_quote(r.variants[i].name));
+    // Distinct colour and dash per variant, so identical curves drawn on top of each other stay visible.
+    static constexpr const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                               "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+    s += fmt::format("{} index {} using 1:2 with lines lw 2 lc rgb '{}' dt {} title {}", gp_quote(data_file), i,
+                     kColours[i % 8], i % 5 + 1, gp_quote(r.variants[i].name));
   }
   s += "\n";
   ps.script = std::move(s);

@@ -277,6 +277,9 @@ ojson to_json(const ScenarioResult& r) {
     jv["settings"] = std::move(settings);
     jv["notes"] = v.result.notes;
     jv["provenance"] = ojson::parse(v.result.provenance.dump());
+    // The profile file as shown (relative to the data folder), not where this checkout lies.
+    if (auto& pf = jv["provenance"]; pf.is_object() && pf.contains("file") && pf["file"] == v.profile_path)
+      pf["file"] = v.profile_file;
     jv["events"] = v.result.events;
     ojson checks = ojson::array();
     for (const auto& c : r.checks) {

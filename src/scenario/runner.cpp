@@ -223,6 +223,7 @@ PreparedScenario prepare(Scenario&& s, const RunOverrides& overrides, const Work
       ProfileChoice pc = build_profile(v.doc, s.file, s.dir, profiles);
       pv.spec.profile = std::move(pc.profile);
       pv.profile_file = pc.shown;
+      pv.profile_path = pv.spec.profile.file();
       toml::table params;
       if (toml::node* wn = v.doc.get("workload")) params = std::move(*wn->as_table());
       check_params(params, *p.info, s.file);
@@ -290,6 +291,7 @@ ScenarioResult run(const PreparedScenario& p, const ProgressFn& progress) {
     vr.vm_label = v.vm_label;
     vr.profile_label = v.profile_label;
     vr.profile_file = v.profile_file;
+    vr.profile_path = v.profile_path;
     try {
       const std::unique_ptr<workload::Workload> w = p.info->make();
       vr.result = w->run(v.spec);

@@ -47,6 +47,7 @@ struct PreparedVariant {
   std::string vm_label;       ///< "4 vCPUs on CPUs 0-3, NR_CPUS=8192"
   std::string profile_label;  ///< "hyperv-ws2019 (profiles/hyperv-ws2019.toml)"
   std::string profile_file;   ///< as shown (relative to the data folder when it lies there)
+  std::string profile_path;   ///< as opened (what cost::Profile::file() and its messages say)
 };
 
 struct PreparedScenario {
@@ -65,7 +66,7 @@ PreparedScenario prepare(Scenario&& s, const RunOverrides& overrides, const Work
 struct VariantResult {
   std::string name;
   std::string description;
-  std::string host_label, vm_label, profile_label, profile_file;
+  std::string host_label, vm_label, profile_label, profile_file, profile_path;
   workload::RunResult result;
 };
 

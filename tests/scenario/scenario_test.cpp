@@ -582,8 +582,8 @@ TEST_F(ScenarioTest, Plot_ScriptHasOneCurvePerVariant_InMetricUnit) {
   const ScenarioResult r = run_text(std::string(kBase) + kTwoVariants);
   const PlotScript ps = plot_script(r, "/tmp/d.txt", "/tmp/o.svg", false);
   EXPECT_NE(ps.script.find("set terminal svg"), std::string::npos);
-  EXPECT_NE(ps.script.find("index 0 using 1:2 with lines lw 2 title 'fast'"), std::string::npos) << ps.script;
-  EXPECT_NE(ps.script.find("index 1 using 1:2 with lines lw 2 title 'slow'"), std::string::npos) << ps.script;
+  EXPECT_NE(ps.script.find("index 0 using 1:2 with lines lw 2 lc rgb '#1f77b4' dt 1 title 'fast'"), std::string::npos) << ps.script;
+  EXPECT_NE(ps.script.find("index 1 using 1:2 with lines lw 2 lc rgb '#d62728' dt 2 title 'slow'"), std::string::npos) << ps.script;
   EXPECT_NE(ps.script.find("set xlabel 'latency (ns)'"), std::string::npos) << ps.script;
   // Every point of the "fast" curve sits at 600 ns (exact samples), the q column runs 0..100.
   EXPECT_NE(ps.data.find("# fast\n600 0\n600 0.5\n"), std::string::npos) << ps.data.substr(0, 80);
