@@ -202,7 +202,9 @@ std::string to_profile_toml(const MeasureReport& r) {
                      std::isfinite(spread) && spread >= 0 ? spread : 0.0, toml_string(method + "; " + prov));
     if (!note.empty()) o += fmt::format("note = {}\n", toml_string(note));
   };
-  auto spread_of = [](const SampleStats& s) { return s.mean > 0 ? s.stddev / s.mean : 0.0; };
+  // Robust relative spread: (p90 - p10) / (2 * 1.2816 * median), the relative sigma of a normal with
+  // that 10-90 range; stddev/mean would be dominated by the host's multi-ms preemption outliers.
+  auto spread_of = [](const SampleStats& s) { return s.median > 0 ? (s.p90 - s.p10) / (2 * 1.2816 * s.median) : 0.0; };
 
   if (r.cpuid_exit && r.cpuid_exit->count > 0)
     entry("vm.exit_entry", r.cpuid_exit->median, "cycles", spread_of(*r.cpuid_exit),

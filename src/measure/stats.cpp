@@ -33,6 +33,8 @@ SampleStats summarize(std::span<const std::uint64_t> samples, unsigned batches) 
   std::sort(sorted.begin(), sorted.end());
   s.median = median(sorted);
   s.p99 = percentile_sorted(sorted, 99);
+  s.p10 = percentile_sorted(sorted, 10);
+  s.p90 = percentile_sorted(sorted, 90);
   s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
   double var_all = 0;
   for (double x : v) var_all += (x - s.mean) * (x - s.mean);

@@ -23,6 +23,7 @@ struct SampleStats {
   std::uint64_t count = 0;
   double median = 0;
   double p99 = 0;
+  double p10 = 0, p90 = 0;  ///< nearest-rank, like p99
   double mean = 0;
   double min = 0;
   double max = 0;

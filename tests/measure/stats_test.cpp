@@ -31,6 +31,8 @@ TEST(MeasureStats, SummarizeGivesMedianP99MeanAndBatchCv) {
   EXPECT_EQ(st.count, 6u);
   EXPECT_DOUBLE_EQ(st.median, 30.0);
   EXPECT_DOUBLE_EQ(st.p99, 50.0);
+  EXPECT_DOUBLE_EQ(st.p10, 10.0);  // rank ceil(0.6) = 1
+  EXPECT_DOUBLE_EQ(st.p90, 50.0);  // rank ceil(5.4) = 6
   EXPECT_DOUBLE_EQ(st.mean, 30.0);
   EXPECT_DOUBLE_EQ(st.min, 10.0);
   EXPECT_DOUBLE_EQ(st.max, 50.0);
