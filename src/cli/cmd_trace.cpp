@@ -108,7 +108,7 @@ void add_trace_command(CLI::App& root) {
   auto targs = std::make_shared<TraceArgs>();
   auto rargs = std::make_shared<RecordArgs>();
   auto* cmd = root.add_subcommand("trace", "Analyse a real Linux IPI trace (or record one): per-IPI latency");
-  cmd->description(kTraceHelp);
+  cmd->footer(kTraceHelp);
   cmd->add_option("FILE", targs->file, "trace.dat, 'trace-cmd report' text, or tracefs 'trace' text");
   cmd->add_option("--json", targs->json, "also write the JSON report to FILE ('-' = stdout, then no text report)");
   cmd->add_option("--plot", targs->plot,
@@ -116,7 +116,7 @@ void add_trace_command(CLI::App& root) {
   cmd->require_subcommand(0, 1);
 
   auto* rec = cmd->add_subcommand("record", "Record the IPI events of this machine into a file 'ipilab trace' reads");
-  rec->description(kRecordHelp);
+  rec->footer(kRecordHelp);
   rec->add_option("-o,--output", rargs->output, "output file (text, 'trace-cmd report -t' format)")->required();
   rec->add_option("--duration", rargs->duration_s,
                   "seconds to record (without a command: default 1; with one: stop after S seconds at most)")

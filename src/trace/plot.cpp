@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -119,6 +120,7 @@ void plot_trace(const IpiAnalysis& a, const std::filesystem::path& output) {
   std::string image_tmpl = (folder / ("." + output.filename().string() + ".XXXXXX")).string();
   const int fd = ::mkstemp(image_tmpl.data());
   if (fd < 0) throw InputError("--plot", fmt::format("cannot create a file in '{}': {}", folder.string(), std::strerror(errno)));
+  ::fchmod(fd, 0644);
   ::close(fd);
   const std::filesystem::path image_tmp = image_tmpl;
   struct Cleanup {
