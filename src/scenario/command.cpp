@@ -88,9 +88,9 @@ void run_command(const CommandOptions& opts, std::ostream& out, std::ostream& er
         ++total;
         if (c.pass) continue;
         if (!missed)
-          first = fmt::format("{} / {}: {} {} = {} vs expected {} ±{:g}%", r.name, c.expect.variant, c.expect.key,
-                              c.expect.stat, format_number(c.actual), format_number(c.expect.value),
-                              c.expect.tolerance * 100);
+          first = fmt::format("{} / {}: {}{} = {} vs expected {} ±{:g}%", r.name, c.expect.variant, c.expect.key,
+                              c.counter ? "" : " " + c.expect.stat, format_number(c.actual),
+                              format_number(c.expect.value), c.expect.tolerance * 100);
         ++missed;
       }
     if (total == 0) err << "ipilab: note: --check: these scenarios state no expectations\n";

@@ -154,7 +154,13 @@ std::string format_text(const ScenarioResult& r, const TextOptions& opt) {
     const workload::Metric& m = v.result.metrics.front();
     std::vector<std::string> row = {v.name, format_number(m.summary.mean), format_number(m.summary.p50),
                                     format_number(m.summary.p99), m.unit};
-    row.push_back(i == 0 ? "—" : fmt::format("{:+.1f}%", change_pct(m.summary.mean, main0.summary.mean)));
+    if (m.summary.count == 0) {  // e.g. every IPI lost: no sample, no figure
+      row[1] = row[2] = row[3] = "—";
+      row.push_back("—");
+    } else {
+      row.push_back(i == 0 || main0.summary.count == 0 ? "—"
+                                                       : fmt::format("{:+.1f}%", change_pct(m.summary.mean, main0.summary.mean)));
+    }
     for (const auto& c : cols) {
       auto it = v.result.counters.find(c);
       row.push_back(fmt::format("{}", it == v.result.counters.end() ? 0 : it->second));
@@ -217,8 +223,11 @@ std::string format_text(const ScenarioResult& r, const TextOptions& opt) {
     }
     for (const auto& c : r.checks) {
       if (c.expect.variant != v.name) continue;
-      out += fmt::format("{}{:<9} {} {} = {} vs expected {} {}: {}\n", ind, "check", c.expect.key, c.expect.stat,
-                         format_number(c.actual), format_number(c.expect.value), format_tolerance(c.expect.tolerance),
+      out += fmt::format("{}{:<9} {}{} = {} vs expected {} {}: {}\n", ind, "check", c.expect.key,
+                         c.counter ? "" : " " + c.expect.stat,
+                         c.counter ? fmt::format("{:.0f}", c.actual) : format_number(c.actual),
+                         c.counter ? fmt::format("{:g}", c.expect.value) : format_number(c.expect.value),
+                         c.expect.tolerance == 0 ? std::string("exactly") : format_tolerance(c.expect.tolerance),
                          c.pass ? "✓" : fmt::format("✗ ({:+.1f}%)", change_pct(c.actual, c.expect.value)));
     }
     for (const auto& note : v.result.notes) out += fmt::format("{}{:<9} {}\n", ind, "note", note);
@@ -254,6 +263,7 @@ ojson to_json(const ScenarioResult& r) {
   j["warmup"] = r.warmup;
   ojson vars = ojson::array();
   const double first_mean = r.variants.empty() ? 0 : r.variants.front().result.metrics.front().summary.mean;
+  const std::uint64_t first_count = r.variants.empty() ? 0 : r.variants.front().result.metrics.front().summary.count;
   for (const auto& v : r.variants) {
     ojson jv;
     jv["name"] = v.name;
@@ -267,7 +277,8 @@ ojson to_json(const ScenarioResult& r) {
     ojson counters = ojson::object();
     for (const auto& [k, n] : v.result.counters) counters[k] = n;
     jv["counters"] = std::move(counters);
-    jv["change_vs_first_pct"] = change_pct(v.result.metrics.front().summary.mean, first_mean);
+    if (v.result.metrics.front().summary.count == 0 || first_count == 0) jv["change_vs_first_pct"] = nullptr;
+    else jv["change_vs_first_pct"] = change_pct(v.result.metrics.front().summary.mean, first_mean);
     ojson bd = ojson::array();
     for (const auto& b : v.result.breakdown)
       bd.push_back(ojson{{"step", b.step}, {"mean_per_iteration", b.mean_per_iteration}, {"share", b.share}});
@@ -284,7 +295,7 @@ ojson to_json(const ScenarioResult& r) {
     ojson checks = ojson::array();
     for (const auto& c : r.checks) {
       if (c.expect.variant != v.name) continue;
-      checks.push_back(ojson{{"key", c.expect.key}, {"stat", c.expect.stat}, {"expected", c.expect.value},
+      checks.push_back(ojson{{"key", c.expect.key}, {"stat", c.counter ? std::string("counter") : c.expect.stat}, {"expected", c.expect.value},
                              {"tolerance", c.expect.tolerance}, {"actual", c.actual}, {"pass", c.pass}});
     }
     if (!checks.empty()) jv["check"] = std::move(checks);

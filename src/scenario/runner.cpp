@@ -316,7 +316,9 @@ ScenarioResult run(const PreparedScenario& p, const ProgressFn& progress) {
       throw InputError(e.place, fmt::format("variant '{}' reports no metric{} '{}' (metrics and counters: {})",
                                             e.variant, e.stat == "mean" ? " or counter" : "", e.key, join(names)));
     }
-    out.checks.push_back({e, *got, within(*got, e.value, e.tolerance)});
+    const bool is_metric = std::any_of(it->result.metrics.begin(), it->result.metrics.end(),
+                                       [&](const workload::Metric& m) { return m.name == e.key; });
+    out.checks.push_back({e, *got, within(*got, e.value, e.tolerance), !is_metric});
   }
   return out;
 }

@@ -75,6 +75,7 @@ struct CheckOutcome {
   Expectation expect;
   double actual = 0;
   bool pass = false;
+  bool counter = false;  ///< compared a counter (no stat), not a metric
 };
 
 struct ScenarioResult {

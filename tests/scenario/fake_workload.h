@@ -5,6 +5,7 @@
 //   jitter (bool, false)             add a seeded 0..999 ps pattern per iteration
 //   mode (string, "fast")            "fast" or "slow" (slow: +1 hypercall per send)
 //   lost (int, 0)                    value of the "lost" counter
+//   drop (bool, false)               record no latency sample (as when every IPI is lost)
 // Metric "latency" (ns) = base_ns + cost, counters sends = iterations, hypercalls, lost, and a long
 // per-kind counter. Parameter type errors name file:line via the node's source region.
 #pragma once
@@ -44,13 +45,15 @@ class FakeWorkload : public workload::Workload {
     const std::int64_t lost = param_int(spec, "lost", 0);
     const toml::node* jn = spec.params.table().get("jitter");
     const bool jitter = jn && jn->value_or(false);
+    const toml::node* dn = spec.params.table().get("drop");
+    const bool drop = dn && dn->value_or(false);
     const cost::Cost& c = spec.profile.get(cost_key);
     workload::Metric m;
     m.name = "latency";
     m.unit = "ns";
     m.description = "fake: base_ns + one cost";
     m.ps_per_unit = 1000;
-    for (std::uint64_t i = 0; i < spec.iterations; ++i) {
+    for (std::uint64_t i = 0; i < (drop ? 0 : spec.iterations); ++i) {
       std::int64_t v = base_ns * 1000 + c.mean.v;
       if (jitter) v += static_cast<std::int64_t>((spec.seed * 7919 + i * 104729) % 1000);
       m.histogram.record(v);
@@ -95,7 +98,8 @@ inline const workload::WorkloadInfo& fake_info() {
        {"cost", "string", "vm.exit_entry", "cost key"},
        {"jitter", "bool", "false", ""},
        {"mode", "string", "fast", "fast|slow"},
-       {"lost", "int", "0", ""}},
+       {"lost", "int", "0", ""},
+       {"drop", "bool", "false", ""}},
       [] { return std::make_unique<FakeWorkload>(); }};
   return info;
 }

@@ -238,7 +238,7 @@ TEST_F(ScenarioTest, VariantError_UnknownParam_NamesVariantLineAndDeclaredParams
   const std::string text = std::string(kBase) + "\n[[variant]]\nname = \"v\"\nworkload.bsae_ns = 3\n";
   const std::string msg = input_error([&] { prepare(parse(text), {}, fake_lookup); });
   EXPECT_NE(msg.find(fmt::format("s.toml:{}:10: workload.bsae_ns: unknown key", kBaseLines + 4)), std::string::npos) << msg;
-  EXPECT_NE(msg.find("parameters: base_ns, cost, jitter, mode, lost"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("parameters: base_ns, cost, jitter, mode, lost, drop"), std::string::npos) << msg;
 }
 
 TEST_F(ScenarioTest, VariantError_UnknownPreset_NamesVariantLine) {
@@ -400,6 +400,16 @@ TEST_F(ScenarioTest, Table_ShowsChangeVsFirstAndNonZeroCounters) {
   EXPECT_EQ(o.err, "");  // no progress unless asked
 }
 
+TEST_F(ScenarioTest, Table_VariantWithoutSamples_ShowsDashes_JsonChangeNull) {
+  const std::string path = write("s.toml", std::string(kBase) + kTwoVariants +
+                                               "[[variant]]\nname = \"all-lost\"\nworkload.drop = true\nworkload.lost = 50\n");
+  const auto o = command({.scenarios = {path}});
+  EXPECT_NE(o.out.find("all-lost      —      —      —  ns           —     50           0    50"), std::string::npos) << o.out;
+  const auto j = nlohmann::json::parse(command({.scenarios = {path}, .json = "-"}).out);
+  EXPECT_TRUE(j["variants"][2]["change_vs_first_pct"].is_null());
+  EXPECT_EQ(j["variants"][2]["metrics"]["latency"]["count"], 0);
+}
+
 TEST_F(ScenarioTest, Table_NoBreakdownFlag_HidesSteps) {
   const std::string path = write("s.toml", std::string(kBase) + kTwoVariants);
   const auto o = command({.scenarios = {path}, .breakdown = false});
@@ -502,6 +512,7 @@ TEST_F(ScenarioTest, Check_Pass_ShowsTicksAndReturns) {
   EXPECT_NE(o.out.find("✓"), std::string::npos);
   EXPECT_EQ(o.out.find("✗"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("checks: 3 of 3 expectations hold"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("check     sends = 50 vs expected 50 ±2%: ✓"), std::string::npos) << o.out;  // a counter: no stat
 }
 
 TEST_F(ScenarioTest, Check_Fail_ThrowsCheckFailedAfterOutput_OnlyWithFlag) {
