@@ -618,6 +618,27 @@ TEST_F(ScenarioTest, Plot_WritesSvgAndPng_WhenGnuplotIsInstalled) {
     EXPECT_EQ(e.path().string().find(".tmp-"), std::string::npos) << "temporary left: " << e.path();
 }
 
+TEST_F(ScenarioTest, Plot_WithoutGnuplot_IsUnavailable_BeforeRunning) {
+  const std::string path = write("s.toml", kBase);
+  const char* old = std::getenv("PATH");
+  const std::string saved = old ? old : "";
+  ::setenv("PATH", dir_.c_str(), 1);  // a folder without gnuplot
+  try {
+    command({.scenarios = {path}, .json = file("x.json"), .plot = file("x.svg")});
+    ADD_FAILURE() << "no UnavailableError";
+  } catch (const UnavailableError& e) {
+    EXPECT_NE(std::string(e.what()).find("apt-get install gnuplot-nox"), std::string::npos) << e.what();
+  }
+  ::setenv("PATH", saved.c_str(), 1);
+  EXPECT_FALSE(fs::exists(file("x.json")));
+}
+
+TEST_F(ScenarioTest, BadInput_ZeroIterations) {
+  const std::string path = write("s.toml", kBase);
+  const std::string msg = input_error([&] { command({.scenarios = {path}, .iterations = 0}); });
+  EXPECT_NE(msg.find("--iterations: must be at least 1"), std::string::npos) << msg;
+}
+
 TEST(ScenarioFormat, NumbersInTable) {
   EXPECT_EQ(format_number(8043.2), "8043");
   EXPECT_EQ(format_number(850.44), "850.4");
