@@ -27,9 +27,9 @@ wall times) go to stderr when it is a terminal, or with --progress.
 
 Examples:
   ipilab run                                   # the default scenarios
-  ipilab run seed000-hyperv --check            # exit 1 if a published figure is not reproduced
+  ipilab run seed000-send-ipi-one --check      # exit 1 if a published figure is not reproduced
   ipilab run my.toml --variant mainline --iterations 100000 --json out.json --plot cdf.svg
-  ipilab run seed003-gicv41 --json - | jq '.variants[].metrics'
+  ipilab run seed003-ipi-hw --json - | jq '.variants[].metrics.ipi_round_trip'
 
 JSON contract: docs/json.md. Exit status 2 on bad input (the message names file:line:key),
 1 when --check finds a missed expectation, 3 when --plot has no gnuplot.)";
@@ -49,7 +49,8 @@ void add_run_command(CLI::App& root) {
   auto* it_opt = cmd->add_option("--iterations", *iterations, "Measured iterations per variant (default: the scenario's)")
                      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000}));
   cmd->add_option("--variant", opts->variants, "Run only this variant (repeatable); compared against the first one run")
-      ->type_name("NAME");
+      ->type_name("NAME")
+      ->allow_extra_args(false);  // one name per --variant, so a following SCENARIO stays a scenario
   cmd->add_option("--json", opts->json, "Write the results as JSON to FILE ('-' = stdout instead of the tables)")
       ->type_name("FILE|-");
   cmd->add_option("--plot", opts->plot, "Plot the main metric's distribution (CDF per variant) with gnuplot; "

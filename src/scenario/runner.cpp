@@ -198,12 +198,15 @@ PreparedScenario prepare(Scenario&& s, const RunOverrides& overrides, const Work
   p.warmup = s.warmup;
   p.info = &lookup(s.workload, s.workload_place);
 
-  std::vector<std::string> all;
-  for (const auto& v : s.variants) all.push_back(v.name);
+  std::vector<std::string> all, quoted;
+  for (const auto& v : s.variants) {
+    all.push_back(v.name);
+    quoted.push_back("'" + v.name + "'");
+  }
   for (const auto& want : overrides.variants)
     if (std::find(all.begin(), all.end(), want) == all.end())
       throw InputError("--variant", fmt::format("scenario '{}' ({}) has no variant '{}' (variants: {})", s.name, s.file,
-                                                want, join(all)));
+                                                want, join(quoted)));
   auto selected = [&](const std::string& name) {
     return overrides.variants.empty() ||
            std::find(overrides.variants.begin(), overrides.variants.end(), name) != overrides.variants.end();

@@ -170,7 +170,11 @@ Scenario parse_scenario(std::string_view text, const std::string& file) {
       const std::string path = fmt::format("scenario.expect.{}", vname);
       const std::string place = toml_read::place(file, key.source(), path);
       if (std::find(names.begin(), names.end(), vname) == names.end())
-        throw InputError(place, fmt::format("no variant named '{}' (variants: {})", vname, join_names(names)));
+      {
+        std::vector<std::string> quoted;
+        for (const auto& n : names) quoted.push_back("'" + n + "'");
+        throw InputError(place, fmt::format("no variant named '{}' (variants: {})", vname, join_names(quoted)));
+      }
       const toml::table* t = node.as_table();
       if (!t)
         throw InputError(place, fmt::format("expected a table of expected values, got {}", toml_read::type_name(node)));

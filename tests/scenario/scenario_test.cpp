@@ -325,14 +325,14 @@ TEST_F(ScenarioTest, BadInput_ExpectForUnknownVariant) {
   std::string text = std::string(kBase) + "[scenario.expect.nope]\nlatency = 600\n";
   // [scenario.expect.x] after [workload] is a new table under scenario: valid TOML.
   const std::string msg = input_error([&] { parse(text); });
-  EXPECT_NE(msg.find("scenario.expect.nope: no variant named 'nope' (variants: base)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("scenario.expect.nope: no variant named 'nope' (variants: 'base')"), std::string::npos) << msg;
 }
 
 TEST_F(ScenarioTest, BadInput_UnknownVariantOnCommandLine) {
   const std::string path = write("s.toml", kBase);
   const std::string msg = input_error([&] { command({.scenarios = {path}, .variants = {"zzz"}}); });
   EXPECT_NE(msg.find("--variant: scenario 't'"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("has no variant 'zzz' (variants: base)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("has no variant 'zzz' (variants: 'base')"), std::string::npos) << msg;
 }
 
 TEST_F(ScenarioTest, BadInput_TomlSyntaxError_NamesLine) {
