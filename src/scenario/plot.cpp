@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -142,7 +143,10 @@ std::vector<fs::path> plot_paths(const std::vector<ScenarioResult>& rs, const fs
   std::vector<fs::path> out;
   for (const auto& r : rs) {
     fs::path p = requested;
-    p.replace_filename(fmt::format("{}-{}{}", requested.stem().string(), r.name, requested.extension().string()));
+    std::string safe = r.name;  // a file-name-safe form of the scenario name
+    for (char& c : safe)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+    p.replace_filename(fmt::format("{}-{}{}", requested.stem().string(), safe, requested.extension().string()));
     out.push_back(p);
   }
   return out;

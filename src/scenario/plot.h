@@ -27,7 +27,8 @@ void check_plot_path(const std::filesystem::path& requested);
 /// Throws UnavailableError when no gnuplot is on PATH.
 void require_gnuplot();
 /// The file of each scenario: `requested` itself for one scenario; with several, the scenario name
-/// appended to the stem ("out.svg" -> "out-seed000-hyperv.svg").
+/// appended to the stem ("out.svg" -> "out-seed000-hyperv.svg"; characters other than letters,
+/// digits, '-', '_' and '.' become '_').
 std::vector<std::filesystem::path> plot_paths(const std::vector<ScenarioResult>& rs,
                                               const std::filesystem::path& requested);
 

@@ -581,11 +581,11 @@ TEST_F(ScenarioTest, Catalog_BuiltinNameAndDefaultList_FromDataDir) {
 TEST_F(ScenarioTest, Plot_PathsSuffixedWithScenarioNameWhenSeveral) {
   std::vector<ScenarioResult> rs(2);
   rs[0].name = "a";
-  rs[1].name = "b";
+  rs[1].name = "b/c d";
   const auto p = plot_paths(rs, "out/x.svg");
   ASSERT_EQ(p.size(), 2u);
   EXPECT_EQ(p[0], fs::path("out/x-a.svg"));
-  EXPECT_EQ(p[1], fs::path("out/x-b.svg"));
+  EXPECT_EQ(p[1], fs::path("out/x-b_c_d.svg"));
   EXPECT_EQ(plot_paths({rs[0]}, "x.png"), std::vector<fs::path>{"x.png"});
 }
 
