@@ -62,6 +62,39 @@ const CheckOutcome* first_check(const ScenarioResult& r, const std::string& vari
   return first;
 }
 
+// Word-wraps `text` to lines of at most kWidth columns: the first line starts with `first` (already
+// counted), continuation lines with `indent`. Long words are not split.
+constexpr std::size_t kWidth = 110;
+std::string wrap(const std::string& first, const std::string& text, const std::string& indent) {
+  auto cols = [](const std::string& s) {
+    std::size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+  };
+  std::string out = first, line;
+  std::size_t used = cols(first);
+  std::size_t pos = 0;
+  bool first_word = true;
+  while (pos < text.size()) {
+    std::size_t end = text.find(' ', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (word.empty()) continue;
+    if (!first_word && used + 1 + cols(word) > kWidth) {
+      out += "\n" + indent;
+      used = cols(indent);
+    } else if (!first_word || !out.empty()) {
+      out += ' ';
+      ++used;
+    }
+    out += word;
+    used += cols(word);
+    first_word = false;
+  }
+  return out + "\n";
+}
+
 std::string format_tolerance(double t) { return fmt::format("±{:g}%", t * 100); }
 
 // A plain text table: columns in `left` left-aligned, the others right-aligned.
@@ -139,7 +172,8 @@ std::string format_text(const ScenarioResult& r, const TextOptions& opt) {
   if (!first) return out;
 
   const workload::Metric& main0 = first->result.metrics.front();
-  out += fmt::format("\n  {} ({}){}{}\n", main0.name, main0.unit, main0.description.empty() ? "" : ": ", main0.description);
+  out += "\n" + wrap(fmt::format("  {} ({}){}", main0.name, main0.unit, main0.description.empty() ? "" : ":"),
+                     main0.description, "    ");
 
   std::vector<std::string> long_counters;
   const auto cols = counter_columns(r, &long_counters);
@@ -182,7 +216,7 @@ std::string format_text(const ScenarioResult& r, const TextOptions& opt) {
       if (std::find(seen.begin(), seen.end(), m.name) != seen.end()) continue;
       if (seen.empty()) out += "  other metrics, per variant below:\n";
       seen.push_back(m.name);
-      out += fmt::format("    {} ({}){}{}\n", m.name, m.unit, m.description.empty() ? "" : ": ", m.description);
+      out += wrap(fmt::format("    {} ({}){}", m.name, m.unit, m.description.empty() ? "" : ":"), m.description, "      ");
     }
 
   for (const auto& v : r.variants) {
@@ -190,16 +224,23 @@ std::string format_text(const ScenarioResult& r, const TextOptions& opt) {
     const std::string ind = "    ";
     if (!v.result.settings.empty()) {
       std::string s;
+      // Wrap between settings, not inside one: spaces inside an item are held as \x1f meanwhile.
       for (const auto& [k, val] : v.result.settings) s += fmt::format("{}{}={}", s.empty() ? "" : ", ", k, val);
-      out += fmt::format("{}{:<9} {}\n", ind, "settings", s);
+      std::string item_spaces;
+      for (std::size_t i = 0; i < s.size(); ++i) item_spaces += (s[i] == ' ' && (i == 0 || s[i - 1] != ',')) ? '\x1f' : s[i];
+      std::string wrapped = wrap(fmt::format("{}{:<9}", ind, "settings"), item_spaces, ind + std::string(10, ' '));
+      std::replace(wrapped.begin(), wrapped.end(), '\x1f', ' ');
+      out += wrapped;
     }
     if (v.host_label != first->host_label) out += fmt::format("{}{:<9} {}\n", ind, "host", v.host_label);
     if (v.vm_label != first->vm_label) out += fmt::format("{}{:<9} {}\n", ind, "VM", v.vm_label);
     if (v.profile_label != first->profile_label) out += fmt::format("{}{:<9} {}\n", ind, "profile", v.profile_label);
     for (std::size_t i = 1; i < v.result.metrics.size(); ++i) {
       const auto& m = v.result.metrics[i];
-      out += fmt::format("{}{:<9} {}: mean {} p50 {} p99 {} {}\n", ind, "metric", m.name, format_number(m.summary.mean),
-                         format_number(m.summary.p50), format_number(m.summary.p99), m.unit);
+      if (m.summary.count == 0) out += fmt::format("{}{:<9} {}: no samples\n", ind, "metric", m.name);
+      else
+        out += fmt::format("{}{:<9} {}: mean {} p50 {} p99 {} {}\n", ind, "metric", m.name, format_number(m.summary.mean),
+                           format_number(m.summary.p50), format_number(m.summary.p99), m.unit);
     }
     std::string longc;
     for (const auto& c : long_counters)
@@ -230,7 +271,7 @@ std::string format_text(const ScenarioResult& r, const TextOptions& opt) {
                          c.expect.tolerance == 0 ? std::string("exactly") : format_tolerance(c.expect.tolerance),
                          c.pass ? "✓" : fmt::format("✗ ({:+.1f}%)", change_pct(c.actual, c.expect.value)));
     }
-    for (const auto& note : v.result.notes) out += fmt::format("{}{:<9} {}\n", ind, "note", note);
+    for (const auto& note : v.result.notes) out += wrap(fmt::format("{}{:<9}", ind, "note"), note, ind + std::string(10, ' '));
   }
 
   std::set<std::string> keys, sources, files;
