@@ -43,7 +43,8 @@ struct RecordResult {
   std::uint64_t lost = 0;              ///< events the ring buffer dropped (known count)
   std::uint32_t cpus = 0;
   double seconds = 0;                  ///< wall time recorded
-  std::vector<std::string> missing;    ///< "system:event" the kernel lacks
+  std::vector<std::string> missing;    ///< "system:event" the kernel lacks (Arm-only events not
+                                       ///< listed on x86, irq_vectors not listed on Arm)
   int command_status = 0;              ///< exit status of the command (128+signal if killed)
 };
 
