@@ -22,10 +22,10 @@ int __tep_vprint(const char* name, enum tep_loglevel level, bool print_err, cons
 int tep_vprint(const char* name, enum tep_loglevel level, bool print_err, const char* fmt, va_list ap);
 
 // Exported by libtracecmd.so.1 (1.3) but declared only in trace-cmd's private header
-// (lib/trace-cmd/include/private/trace-cmd-private.h): the per-CPU ring-buffer statistics that
-// `trace-cmd record` saved in the file ("CPU: 0\n...read events: 17019\n..."), as printed by
-// `trace-cmd report --stat`. NULL when the file has none. Used only to detect lost data.
-const char* tracecmd_get_cpustats(struct tracecmd_input* handle);
+// (lib/trace-cmd/include/private/trace-cmd-private.h): the size in bytes of a CPU's event data as libtracecmd
+// sees it (uncompressed, whole pages; `trace-cmd report --stat`: "CPU0 data recorded at offset=0x1000
+// 589824 bytes in size"), or -1 for a bad CPU index.
+long long tracecmd_get_cpu_file_size(struct tracecmd_input* handle, int cpu);
 }
 
 inline int tracefs_hist_command(struct tracefs_instance* instance, struct tracefs_hist* hist, int command) {
