@@ -188,6 +188,32 @@ TEST(RealTraces, PipeDatCountsEqualTraceCmdReportInEveryTextForm) {
   }
 }
 
+TEST(RealTraces, InstanceBufferOfTraceCmdExtract) {
+  // data/traces/instance-extract.dat: events recorded in a tracefs instance "bigdat" on Linux 6.18,
+  // saved by `trace-cmd extract -B bigdat`; the top-level buffer holds one stale record. Counts from
+  // `trace-cmd report data/traces/instance-extract.dat | grep -c ' <event>: '` (trace-cmd 3.1.6):
+  // ipi_send_cpu 17106, call_function_single_entry 6130, reschedule_entry 10977, csd_queue_cpu 6131;
+  // 84685 lines = 84684 events + "cpus=2".
+  const auto j = json_of(testing::traces_dir() / "instance-extract.dat");
+  EXPECT_EQ(j["summary"]["events"], 84684);
+  EXPECT_EQ(j["events"]["ipi_send_cpu"], 17106);
+  EXPECT_EQ(j["events"]["call_function_single_entry"], 6130);
+  EXPECT_EQ(j["events"]["reschedule_entry"], 10977);
+  EXPECT_EQ(j["events"]["csd_queue_cpu"], 6131);
+  EXPECT_EQ(j["ipis_sent"], 17106);
+  EXPECT_EQ(j["unmatched_sends"], 0);
+}
+
+TEST(RealTraces, InstanceReportTextEqualsDat) {
+  if (!testing::have_program("trace-cmd")) GTEST_SKIP() << "trace-cmd not installed";
+  // `trace-cmd report -t` prefixes the instance's lines with "bigdat: "; same statistics as the .dat.
+  testing::TempDir tmp;
+  const auto txt = tmp.path / "ie.txt";
+  ASSERT_EQ(std::system(("trace-cmd report -t '" + (testing::traces_dir() / "instance-extract.dat").string() + "' > '" +
+                         txt.string() + "' 2>/dev/null").c_str()), 0);
+  EXPECT_EQ(json_of(txt), json_of(testing::traces_dir() / "instance-extract.dat"));
+}
+
 TEST(RealTraces, TracefsTraceFileRecordedOnLinux618) {
   // data/traces/tracefs-trace.txt: `cat /sys/kernel/tracing/instances/<i>/trace` on this project's
   // Linux 6.18 VM with the events of `ipilab trace record` (45 ipi_send_cpu, 15 csd_queue_cpu).
