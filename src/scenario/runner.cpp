@@ -168,8 +168,9 @@ std::string vm_label(const topology::Vm& vm) {
 
 void check_params(const toml::table& t, const workload::WorkloadInfo& info, const std::string& file) {
   for (const auto& [k, n] : t) {
+    const std::string_view key = k.str();  // clang 14 cannot capture structured bindings
     const bool known = std::any_of(info.params.begin(), info.params.end(),
-                                   [&](const workload::ParamInfo& p) { return p.name == k.str(); });
+                                   [key](const workload::ParamInfo& p) { return p.name == key; });
     if (known) continue;
     std::vector<std::string> names;
     for (const auto& p : info.params) names.push_back(p.name);
