@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "sim/time.h"
 
@@ -60,6 +62,14 @@ class Rng {
 /// A duration with relative spread, its distribution parameters computed once (use this in hot
 /// loops instead of Rng::jitter, which recomputes the lognormal parameters on every call).
 /// sample() returns exactly Ps values Rng::jitter(mean, cv, shape) would, for the same stream.
+///
+/// Lognormal sampling is by inverse transform with ONE uniform draw: the lognormal quantile function
+/// is tabulated at 256 equal steps of probability when the Jitter is built (standard-normal quantiles
+/// by Acklam's rational approximation, relative error < 1.2e-9) and interpolated linearly between
+/// them; in the two outer steps (probability < 1/256 or > 255/256) the quantile is computed exactly,
+/// so the tails that drive p99.9 are not flattened. The interpolation changes a sample by far less
+/// than 0.1 % of the mean for cv <= 0.5 (the mean shifts by a fraction of that), and is ~5x faster
+/// than a polar-method normal plus exp (bench/sim, bench/workload).
 class Jitter {
  public:
   Jitter() = default;
@@ -69,14 +79,26 @@ class Jitter {
   double cv() const noexcept { return cv_; }
   SpreadShape shape() const noexcept { return shape_; }
 
-  /// One sample (>= 1 ps); with cv == 0 returns mean() and consumes no draw.
-  Ps sample(Rng& rng) const noexcept;
+  /// One sample (>= 1 ps); with cv == 0 returns mean() and consumes no draw (inline: most steps of
+  /// a profile have no spread).
+  Ps sample(Rng& rng) const noexcept {
+    if (cv_ <= 0.0 || mean_.v <= 0) return mean_;
+    return sample_spread(rng);
+  }
 
  private:
   Ps mean_{};
   double cv_ = 0;
   SpreadShape shape_ = SpreadShape::Lognormal;
   double mu_ = 0, sigma_ = 0;  // lognormal parameters
+  Ps sample_spread(Rng& rng) const noexcept;
+  static constexpr int kSteps = 256;
+  /// Lognormal quantiles at p = i / kSteps, i = 1..kSteps-1 (index i), shared by copies.
+  std::shared_ptr<const std::vector<double>> quantiles_;
 };
+
+/// Inverse of the standard normal CDF, p in (0, 1) (Acklam's rational approximation with its
+/// published coefficients; relative error < 1.2e-9). Exposed for tests.
+double normal_quantile(double p) noexcept;
 
 }  // namespace ipilab::sim
