@@ -1,5 +1,7 @@
 #include "hv/abi.h"
 
+#include "common/le.h"
+
 #include <algorithm>
 #include <bit>
 #include <cctype>
@@ -12,22 +14,10 @@
 namespace ipilab::hv {
 namespace {
 
-void put_u32(std::uint8_t* p, std::uint32_t v) noexcept {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-void put_u64(std::uint8_t* p, std::uint64_t v) noexcept {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-std::uint32_t get_u32(const std::uint8_t* p) noexcept {
-  std::uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-std::uint64_t get_u64(const std::uint8_t* p) noexcept {
-  std::uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
+using le::get_u32;
+using le::get_u64;
+using le::put_u32;
+using le::put_u64;
 
 struct StatusEntry {
   HvStatus status;

@@ -2,6 +2,8 @@
 // the sources (Linux 6.12 arch/x86/kvm/hyperv.c; Xen viridian.c for ErrorFlavor::XenViridian).
 #include "hv/partition.h"
 
+#include "common/le.h"
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -81,16 +83,8 @@ constexpr std::string_view kXenFastEx = "fast SEND_IPI_EX (Xen accepts only the 
 constexpr std::string_view kXenBadFormat = "vp_set.format is neither SPARSE_4K (0) nor ALL (1)";
 }  // namespace why
 
-std::uint32_t get_u32(const std::uint8_t* p) noexcept {
-  std::uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-std::uint64_t get_u64(const std::uint8_t* p) noexcept {
-  std::uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
+using le::get_u32;
+using le::get_u64;
 
 /// kvm_read_guest / hvm_copy_from_guest_phys with the work accounted.
 bool read_guest(const GuestMemory& memory, HostWork& work, std::uint64_t gpa, std::span<std::uint8_t> out) {
