@@ -194,8 +194,9 @@ void add_gic_command(CLI::App& root) {
   auto* dec = gic->add_subcommand(
       "decode",
       "Decode a 32-byte GICv4.1 ITS command (SYNC, VMAPP, VMOVP, VSGI, VSYNC, VINVALL, INVDB) or a GITS_SGIR value.\n"
-      "Every field is listed with its bit range (DWn[hi:lo]); reserved bits set, unknown opcodes and wrong\n"
-      "lengths are errors (exit 2) that name the byte.");
+      "Every field is listed with its bit range (DWn[hi:lo]). In an ITS command, reserved bits set, unknown\n"
+      "opcodes and wrong lengths are errors (exit 2) that name the byte; in a GITS_SGIR value (a single\n"
+      "number of up to 16 hex digits), RES0 bits set are shown, not rejected: the hardware ignores them.");
   dec->add_option("HEX", d->hex,
                   "the command as 32 bytes in memory order (spaces, ':' or ',' between bytes are fine), or four\n"
                   "64-bit doublewords DW0..DW3 each written 0x..., or one 64-bit GITS_SGIR value")

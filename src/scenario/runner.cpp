@@ -161,7 +161,7 @@ std::string vm_label(const topology::Vm& vm) {
   std::string s = fmt::format("{} vCPU{} on host CPUs {}, NR_CPUS={}", vm.size(), vm.size() == 1 ? "" : "s",
                               in_order ? topology::Host::format_cpu_list(pcpus) : fmt::format("{}", fmt::join(pcpus, ",")),
                               vm.nr_cpus);
-  if (!halted.empty()) s += fmt::format(", halted: {}", topology::Host::format_cpu_list(halted));
+  if (!halted.empty()) s += fmt::format(", vCPUs idle in HLT: {}", topology::Host::format_cpu_list(halted));
   if (!remap.empty()) s += fmt::format(", VP index map {}", remap);
   return s;
 }
