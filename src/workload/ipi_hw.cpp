@@ -48,7 +48,7 @@ class IpiHw final : public Workload {
     loop.handler_before_ack = target_steps(pr, {{"target", "interrupt entry", "guest.irq_entry"},
                                                 {"target", "acknowledge: ICC_IAR1_EL1 read", "gic.ack_iar"}});
     loop.handler_reads_sender_line = true;  // the store to irq_received takes the line from the sender
-    loop.handler_after_ack = target_steps(pr, {{"target", "EOI", "guest.eoi"}, {"target", "interrupt exit", "guest.irq_exit"}});
+    loop.handler_after_ack = interrupt_tail(pr);
     const bool halted = spec.vm.vcpus[loop.targets[0]].initial_state == topology::VcpuState::Halted;
     if (halted)
       loop.back_to_idle = target_steps(pr, {{"target", "WFI: vCPU blocks, vPE made non-resident", "vcpu.halt_exit"}});

@@ -40,9 +40,9 @@ class Kick final : public Workload {
     loop.plan = path->plan(pr, loop.sender, loop.targets, Addressing::One, vector);
     loop.handler_reads_sender_line = false;
     loop.handler_before_ack = target_steps(pr, {{"target", "interrupt entry", "guest.irq_entry"}});
-    loop.handler_after_ack = target_steps(pr, {{"target", "EOI", "guest.eoi"}, {"target", "interrupt exit", "guest.irq_exit"}});
+    loop.handler_after_ack = interrupt_tail(pr);
     loop.back_to_idle = target_steps(pr, {{"target", "lock still contended: HLT exit, vCPU blocks", "vcpu.halt_exit"}});
-    loop.stray_handler = target_steps(pr, {{"stray", "interrupt entry", "guest.irq_entry"}, {"stray", "EOI", "guest.eoi"}});
+    loop.stray_handler = stray_handler(pr);
     auto settings = path->settings();
     settings.emplace_back("target idle", "HLT (kicked)");
     return run_loop(spec, loop, bd, std::move(settings));

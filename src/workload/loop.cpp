@@ -205,6 +205,16 @@ std::vector<PlanStep> target_steps(const Pricer& pricer, const std::vector<std::
   return out;
 }
 
+std::vector<PlanStep> interrupt_tail(const Pricer& pricer) {
+  return target_steps(pricer, {{"target", "EOI", "guest.eoi"}, {"target", "interrupt exit", "guest.irq_exit"}});
+}
+
+std::vector<PlanStep> stray_handler(const Pricer& pricer) {
+  return target_steps(pricer, {{"stray", "interrupt entry (nothing for this CPU)", "guest.irq_entry"},
+                               {"stray", "EOI", "guest.eoi"},
+                               {"stray", "interrupt exit", "guest.irq_exit"}});
+}
+
 RunResult run_loop(const RunSpec& spec, const LoopSpec& loop, sim::Breakdown& breakdown,
                    std::vector<std::pair<std::string, std::string>> settings) {
   if (!spec.host) throw std::logic_error("run_loop: no host");

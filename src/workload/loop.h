@@ -60,6 +60,11 @@ struct LoopSpec {
 RunResult run_loop(const RunSpec& spec, const LoopSpec& loop, sim::Breakdown& breakdown,
                    std::vector<std::pair<std::string, std::string>> settings);
 
+/// The tail every guest interrupt handler runs after its work: EOI, then interrupt exit (Target lane).
+std::vector<PlanStep> interrupt_tail(const Pricer& pricer);
+/// What a CPU pays for an interrupt it was not meant to get: entry, nothing to do, EOI, exit.
+std::vector<PlanStep> stray_handler(const Pricer& pricer);
+
 /// The step list of keys for a handler, all on the Target lane: {who, what, key}.
 std::vector<PlanStep> target_steps(const Pricer& pricer,
                                    const std::vector<std::array<std::string_view, 3>>& steps);

@@ -49,8 +49,8 @@ class Multicast final : public Workload {
                           handler == "tlb_flush" ? std::array<std::string_view, 3>{"target", "flush_tlb_func", "guest.tlb_flush_handler"}
                                                  : std::array<std::string_view, 3>{"target", "the called function", "guest.callback"},
                           {"target", "csd_unlock", "guest.csd_unlock"}});
-    loop.handler_after_ack = target_steps(pr, {{"target", "EOI", "guest.eoi"}, {"target", "interrupt exit", "guest.irq_exit"}});
-    loop.stray_handler = target_steps(pr, {{"stray", "interrupt entry", "guest.irq_entry"}, {"stray", "EOI", "guest.eoi"}});
+    loop.handler_after_ack = interrupt_tail(pr);
+    loop.stray_handler = stray_handler(pr);
     bool any_halted = false;
     for (unsigned t : loop.targets) any_halted |= spec.vm.vcpus[t].initial_state == topology::VcpuState::Halted;
     if (any_halted) loop.back_to_idle = target_steps(pr, {{"target", "idle: HLT exit, vCPU blocks", "vcpu.halt_exit"}});

@@ -49,9 +49,8 @@ ReplayResult replay(const RunSpec& spec, const std::vector<ReplaySend>& sends, b
   sim::Jitter inject;
   const bool has_inject = !gic;
   if (has_inject) inject = spec.profile.get("apic.interrupt_injection").jitter();
-  const std::vector<PlanStep> handler = target_steps(pr, {{"target", "interrupt entry", "guest.irq_entry"},
-                                                          {"target", "EOI", "guest.eoi"},
-                                                          {"target", "interrupt exit", "guest.irq_exit"}});
+  std::vector<PlanStep> handler = target_steps(pr, {{"target", "interrupt entry", "guest.irq_entry"}});
+  for (PlanStep& s : interrupt_tail(pr)) handler.push_back(s);
   std::vector<PlanStep> to_idle;
   if (idles_in_hlt) to_idle = target_steps(pr, {{"target", "idle: HLT exit", "vcpu.halt_exit"}});
   const sim::Ps irq_entry = spec.profile.get("guest.irq_entry").mean;

@@ -45,10 +45,8 @@ class SmpCallFunctionSingle final : public Workload {
     loop.handler_before_ack = target_steps(pr, {{"target", "interrupt entry", "guest.irq_entry"},
                                                 {"target", "the called function", "guest.callback"},
                                                 {"target", "csd_unlock", "guest.csd_unlock"}});
-    loop.handler_after_ack = target_steps(pr, {{"target", "EOI", "guest.eoi"}, {"target", "interrupt exit", "guest.irq_exit"}});
-    loop.stray_handler = target_steps(pr, {{"stray", "interrupt entry (nothing queued)", "guest.irq_entry"},
-                                           {"stray", "EOI", "guest.eoi"},
-                                           {"stray", "interrupt exit", "guest.irq_exit"}});
+    loop.handler_after_ack = interrupt_tail(pr);
+    loop.stray_handler = stray_handler(pr);
     const bool target_idles_in_hlt =
         spec.vm.vcpus[loop.targets[0]].initial_state == topology::VcpuState::Halted;
     if (target_idles_in_hlt)
