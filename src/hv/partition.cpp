@@ -81,6 +81,8 @@ constexpr std::string_view kBadVector = "vector outside 0x10..0xFF";
 constexpr std::string_view kXenReservedVtl = "TargetVtl or padding (input bytes 4..7) != 0";
 constexpr std::string_view kXenFastEx = "fast SEND_IPI_EX (Xen accepts only the memory form)";
 constexpr std::string_view kXenBadFormat = "vp_set.format is neither SPARSE_4K (0) nor ALL (1)";
+constexpr std::string_view kOldFastEx =
+    "fast SEND_IPI_EX (KVM before 47d3e5cdfe60 accepts only the memory form)";
 }  // namespace why
 
 using le::get_u32;
@@ -120,7 +122,8 @@ PartitionConfig PartitionConfig::identity(std::uint32_t n) {
   return c;
 }
 
-Partition::Partition(PartitionConfig config) : config_(std::move(config)) {
+Partition::Partition(PartitionConfig config)
+    : config_(std::move(config)), behaviour_(kvm_behaviour(config_.kvm_version)) {
   const auto n = config_.vp_index_of_vcpu.size();
   if (config_.max_vcpus == 0 || config_.max_vcpus > KVM_MAX_VCPUS_MAXSMP)
     throw std::invalid_argument(fmt::format("max_vcpus {} outside 1..{}", config_.max_vcpus, KVM_MAX_VCPUS_MAXSMP));
@@ -130,17 +133,35 @@ Partition::Partition(PartitionConfig config) : config_(std::move(config)) {
   if (!config_.apic_enabled.empty() && config_.apic_enabled.size() != n)
     throw std::invalid_argument(
         fmt::format("apic_enabled has {} entries for {} vCPUs", config_.apic_enabled.size(), n));
+  const bool xen = config_.flavor == ErrorFlavor::XenViridian;
+  if (!xen && !config_.lapic_in_kernel && !behaviour_.lapic_in_kernel_checked)
+    throw std::invalid_argument(fmt::format(
+        "KVM {} has no in-kernel-LAPIC check: an IPI hypercall would dereference a NULL APIC in the host "
+        "(fixed by \"KVM: x86: Reject Hyper-V's SEND_IPI hypercalls if local APIC isn't in-kernel\"); not modelled",
+        kvm_version_name(config_.kvm_version)));
   vcpu_of_vp_.assign(config_.max_vcpus, kNoVcpu);
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint32_t vp = config_.vp_index_of_vcpu[i];
     if (vp >= config_.max_vcpus)
       throw std::invalid_argument(
           fmt::format("vCPU {}: VP index {} is not below max_vcpus {}", i, vp, config_.max_vcpus));
-    if (vcpu_of_vp_[vp] != kNoVcpu)
-      throw std::invalid_argument(
-          fmt::format("vCPU {}: VP index {} is already used by vCPU {}", i, vp, vcpu_of_vp_[vp]));
+    if (vcpu_of_vp_[vp] != kNoVcpu) {
+      // KVM: HV_X64_MSR_VP_INDEX only checks the bound, duplicates are legal. Xen: VP index = vCPU id.
+      if (xen)
+        throw std::invalid_argument(fmt::format(
+            "vCPU {}: VP index {} is already used by vCPU {} (Xen viridian: the VP index is the vCPU id)", i,
+            vp, vcpu_of_vp_[vp]));
+      continue;
+    }
     vcpu_of_vp_[vp] = i;
   }
+}
+
+std::vector<std::uint32_t> Partition::vcpus_of_vp(std::uint32_t vp) const {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t v = 0; v < vcpu_count(); ++v)
+    if (config_.vp_index_of_vcpu[v] == vp) out.push_back(v);
+  return out;
 }
 
 std::optional<std::uint32_t> Partition::vcpu_of_vp(std::uint32_t vp) const noexcept {
@@ -151,9 +172,11 @@ std::optional<std::uint32_t> Partition::vcpu_of_vp(std::uint32_t vp) const noexc
 namespace {
 
 /// kvm_hv_send_ipi (L6.12) steps a-d: validation and set parsing; delivery is done by the caller.
-IpiDecision kvm_send_ipi(const PartitionConfig& cfg, const HypercallControl& hc, const HypercallRegs& regs,
-                         const GuestMemory& memory, HostWork& work, DecodedInput& decoded) {
+IpiDecision kvm_send_ipi(const PartitionConfig& cfg, const KvmBehaviour& kb, const HypercallControl& hc,
+                         const HypercallRegs& regs, const GuestMemory& memory, HostWork& work,
+                         DecodedInput& decoded) {
   constexpr auto kInput = HvStatus::HV_STATUS_INVALID_HYPERCALL_INPUT;
+  // (Older versions without the check never get here without a LAPIC: the constructor refuses them.)
   if (!cfg.lapic_in_kernel) return fail(kInput, why::kNoLapic);
 
   IpiDecision d;
@@ -194,18 +217,23 @@ IpiDecision kvm_send_ipi(const PartitionConfig& cfg, const HypercallControl& hc,
     d.all = in.vp_set.format == HV_GENERIC_SET_ALL;
     d.set.format = in.vp_set.format;
     d.set.valid_bank_mask = in.vp_set.valid_bank_mask;
-    if (hc.var_header_qwords != std::popcount(in.vp_set.valid_bank_mask))
-      return fail(kInput, why::kVarheadPopcount);
+    const auto popcount = static_cast<std::uint32_t>(std::popcount(in.vp_set.valid_bank_mask));
+    // bd1ba5732bb9: the bank count is var_cnt and must match the mask; before, popcount(mask).
+    if (kb.banks_from_varhead && hc.var_header_qwords != popcount) return fail(kInput, why::kVarheadPopcount);
+    const std::uint32_t var_cnt = kb.banks_from_varhead ? hc.var_header_qwords : popcount;
+    if (!kb.set_all_ignores_bank_count && var_cnt == 0) {
+      d.deliver = false;  // before 3244867af8c0: `if (!sparse_banks_len) goto ret_success;`, SET_ALL too
+      return d;
+    }
     if (!d.all) {
-      if (hc.var_header_qwords == 0) {
+      if (var_cnt == 0) {
         d.deliver = false;  // "nothing in sparse banks": SUCCESS, vector unchecked
         return d;
       }
       // kvm_get_sparse_vp_set -> kvm_hv_get_hc_data
-      const std::uint32_t var_cnt = hc.var_header_qwords;
-      if (var_cnt > HV_MAX_SPARSE_VCPU_BANKS) return fail(kInput, why::kVarheadOver64);
+      if (kb.banks_from_varhead && var_cnt > HV_MAX_SPARSE_VCPU_BANKS) return fail(kInput, why::kVarheadOver64);
       const std::uint32_t cap = (cfg.max_vcpus + HV_VCPUS_PER_SPARSE_BANK - 1) / HV_VCPUS_PER_SPARSE_BANK;
-      const std::uint32_t cnt = std::min(var_cnt, cap);
+      const std::uint32_t cnt = kb.sparse_reads_capped ? std::min(var_cnt, cap) : var_cnt;
       std::vector<std::uint64_t> banks(cnt);
       if (hc.fast) {
         constexpr std::uint32_t consumed_xmm_halves = 1;  // XMM0.lo = valid_bank_mask
@@ -343,10 +371,12 @@ HypercallOutcome Partition::execute(std::uint32_t sender_vcpu, const HypercallRe
       }
       if (!granted) return finish(HvStatus::HV_STATUS_ACCESS_DENIED, why::kAccessDenied);
     }
-    // 4. RsvdZ control bits.
-    if (hc.reserved != 0) return finish(HvStatus::HV_STATUS_INVALID_HYPERCALL_INPUT, why::kReservedBits);
-    // 5. XMM gate.
-    if (hc.fast && is_xmm_fast_code(code)) {
+    // 4. RsvdZ control bits (413af6601f76).
+    if (behaviour_.reserved_control_bits_rejected && hc.reserved != 0)
+      return finish(HvStatus::HV_STATUS_INVALID_HYPERCALL_INPUT, why::kReservedBits);
+    // 5. XMM gate (SEND_IPI_EX is an XMM-fast code only since 47d3e5cdfe60).
+    const bool xmm_code = is_xmm_fast_code(code) && (code != HVCALL_SEND_IPI_EX || behaviour_.xmm_fast_send_ipi_ex);
+    if (hc.fast && xmm_code) {
       if (config_.enforce_cpuid && !config_.xmm_input_available) {
         out.inject_ud = true;
         out.rejected_by = why::kXmmUnavailable;
@@ -359,8 +389,11 @@ HypercallOutcome Partition::execute(std::uint32_t sender_vcpu, const HypercallRe
   // 6. dispatch.
   if (code == HVCALL_SEND_IPI || code == HVCALL_SEND_IPI_EX) {
     if (!xen) {
-      if (code == HVCALL_SEND_IPI && hc.var_header_qwords != 0)
+      if (behaviour_.fixed_size_varhead_rejected && code == HVCALL_SEND_IPI && hc.var_header_qwords != 0)
         return finish(HvStatus::HV_STATUS_INVALID_HYPERCALL_INPUT, why::kSendIpiVarhead);
+      // Before 47d3e5cdfe60: `case HVCALL_SEND_IPI_EX: if (unlikely(hc.fast || hc.rep))`.
+      if (code == HVCALL_SEND_IPI_EX && hc.fast && !behaviour_.xmm_fast_send_ipi_ex)
+        return finish(HvStatus::HV_STATUS_INVALID_HYPERCALL_INPUT, why::kOldFastEx);
       if (rep)
         return finish(HvStatus::HV_STATUS_INVALID_HYPERCALL_INPUT,
                       code == HVCALL_SEND_IPI ? why::kSendIpiRep : why::kSendIpiExRep);
@@ -374,7 +407,7 @@ HypercallOutcome Partition::execute(std::uint32_t sender_vcpu, const HypercallRe
 
   // 7. the IPI handler.
   const IpiDecision d = xen ? xen_send_ipi(hc, regs, memory, out.work, out.input)
-                            : kvm_send_ipi(config_, hc, regs, memory, out.work, out.input);
+                            : kvm_send_ipi(config_, behaviour_, hc, regs, memory, out.work, out.input);
   if (d.status != HvStatus::HV_STATUS_SUCCESS) return finish(d.status, d.rejected_by);
   if (!d.deliver) return finish(HvStatus::HV_STATUS_SUCCESS, {});
 

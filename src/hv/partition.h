@@ -62,8 +62,25 @@
 //   - Reserved control bit 31 (Linux HV_HYPERCALL_NESTED) is rejected like the other RsvdZ bits.
 //   - Only the 64-bit register convention is modelled (RCX/RDX/R8/XMM); the 32-bit EDX:EAX form is not.
 //   - No output GPA is written by the IPI calls; R8 (output GPA for slow calls) is unused.
-//   - KVM's VP index map may contain duplicates (both vCPUs then receive); this model rejects them
-//     at construction (a partition has unique VP indices, as the TLFS defines them).
+//   - Duplicate VP indices: KVM allows them (a host write of HV_X64_MSR_VP_INDEX only checks
+//     `new_vp_index >= KVM_MAX_VCPUS`, kvm_hv_set_msr) and kvm_hv_send_ipi_to_many tests every vCPU's
+//     own VP index, so every vCPU holding a targeted VP index receives the IPI. The model does the
+//     same. (TLFS: a VP index names one VP.) Xen cannot have them (VP index = vCPU id): refused.
+//
+// KVM versions (PartitionConfig::kvm_version, kvm_version.h): the order above is mainline's. Older
+// versions differ, each step named by the commit that changed it:
+//   - before 413af6601f76 (v5.15, v5.16): step 4 is absent (reserved control bits ignored).
+//   - before 47d3e5cdfe60 (v5.15, v5.16): SEND_IPI_EX is not XMM-fast, so step 5 never applies to it
+//     (no #UD gate, no XMM read) and step 6 rejects a fast SEND_IPI_EX with INVALID_HYPERCALL_INPUT.
+//   - before 40421f38f637 (v5.15, v5.16): step 6 accepts SEND_IPI with a varhead.
+//   - before bd1ba5732bb9 (v5.15, v5.16): step 7c ignores varhead: the bank count is
+//     popcount(valid_bank_mask); no varhead/popcount or > 64 check.
+//   - before 79661c3766f8 (v5.15, v5.16): slow sparse reads fetch every announced bank (no cap).
+//   - before 3244867af8c0 (v5.15): in 7c the bank count is tested first: popcount(valid_bank_mask)
+//     == 0 -> SUCCESS at once for SET_ALL too (nothing delivered, vector unchecked); SET_ALL with a
+//     non-zero valid_bank_mask reads no bank and is delivered to all.
+//   - before the Feb 2025 LAPIC check (v5.15 .. v5.18): step 7a is absent and a missing in-kernel
+//     LAPIC oopses the host; such a partition is refused at construction.
 //
 // ErrorFlavor::XenViridian (fact sheet §4.6; xen/arch/x86/hvm/viridian/viridian.c viridian_hypercall,
 // hvcall_ipi, hvcall_ipi_ex, hv_vpset_to_vpmask, send_ipi):
@@ -93,6 +110,7 @@
 
 #include "hv/abi.h"
 #include "hv/hypercall.h"
+#include "hv/kvm_version.h"
 
 namespace ipilab::hv {
 
@@ -109,8 +127,8 @@ inline constexpr std::uint32_t KVM_MAX_VCPUS_MAXSMP = 4096;
 /// bits; they matter to the host only with enforce_cpuid (KVM_CAP_HYPERV_ENFORCE_CPUID).
 struct PartitionConfig {
   /// vCPU i -> VP index (HV_X64_MSR_VP_INDEX as set by the host). Size = number of vCPUs (>= 1,
-  /// <= max_vcpus). Each VP index must be < max_vcpus and unique. Default-constructed partitions
-  /// use PartitionConfig::identity(n).
+  /// <= max_vcpus). Each VP index must be < max_vcpus; KVM allows duplicates (Xen does not).
+  /// Default-constructed partitions use PartitionConfig::identity(n).
   std::vector<std::uint32_t> vp_index_of_vcpu;
   bool enforce_cpuid = false;                   ///< KVM_CAP_HYPERV_ENFORCE_CPUID
   bool cluster_ipi_recommended = true;          ///< CPUID 0x40000004 EAX bit 10
@@ -123,6 +141,8 @@ struct PartitionConfig {
   /// KVM_MAX_VCPUS (1..4096): bounds VP indices and caps slow sparse-bank reads at ceil(/64).
   std::uint32_t max_vcpus = KVM_MAX_VCPUS_MAXSMP;
   ErrorFlavor flavor = ErrorFlavor::Kvm;
+  /// Which KVM (ErrorFlavor::Kvm only; kvm_version.h). Default: mainline.
+  KvmVersion kvm_version = KvmVersion::kMainline;
 
   /// n vCPUs with VP index == vCPU number (KVM's default: vp_index = vcpu_idx, §4.4).
   static PartitionConfig identity(std::uint32_t n);
@@ -179,7 +199,8 @@ struct HypercallOutcome {
 class Partition {
  public:
   /// Throws std::invalid_argument for: no vCPUs, more vCPUs than max_vcpus, max_vcpus outside
-  /// 1..4096, a VP index >= max_vcpus, a duplicate VP index, apic_enabled of the wrong size.
+  /// 1..4096, a VP index >= max_vcpus, a duplicate VP index with the Xen flavour, apic_enabled of
+  /// the wrong size, and no in-kernel LAPIC on a KVM version that would oops (kvm_version.h).
   explicit Partition(PartitionConfig config);
 
   /// Executes the hypercall `regs` issued by vCPU `sender_vcpu` (which must exist:
@@ -189,13 +210,18 @@ class Partition {
 
   std::uint32_t vcpu_count() const noexcept { return static_cast<std::uint32_t>(config_.vp_index_of_vcpu.size()); }
   std::uint32_t vp_index(std::uint32_t vcpu) const { return config_.vp_index_of_vcpu.at(vcpu); }
-  /// The vCPU whose VP index is `vp`, if any.
+  /// The lowest-numbered vCPU whose VP index is `vp`, if any.
   std::optional<std::uint32_t> vcpu_of_vp(std::uint32_t vp) const noexcept;
+  /// Every vCPU whose VP index is `vp`, ascending (several with duplicate VP indices).
+  std::vector<std::uint32_t> vcpus_of_vp(std::uint32_t vp) const;
+  /// The behaviour flags of the configured KVM version (all true for mainline).
+  const KvmBehaviour& behaviour() const noexcept { return behaviour_; }
   const PartitionConfig& config() const noexcept { return config_; }
 
  private:
   PartitionConfig config_;
-  std::vector<std::uint32_t> vcpu_of_vp_;  ///< size max_vcpus; UINT32_MAX = no vCPU
+  KvmBehaviour behaviour_;
+  std::vector<std::uint32_t> vcpu_of_vp_;  ///< size max_vcpus; lowest vCPU with that VP, UINT32_MAX = none
 };
 
 }  // namespace ipilab::hv

@@ -94,4 +94,41 @@ inline FlatGuestMemory memory_with(const std::vector<std::uint8_t>& page) {
   return m;
 }
 
+// ---- small builders for hand-written cases ----
+inline std::vector<std::uint32_t> vps_of(const HypercallOutcome& o) {
+  std::vector<std::uint32_t> v;
+  for (const auto& d : o.delivered) v.push_back(d.vp_index);
+  return v;
+}
+
+inline HypercallRegs slow(std::uint16_t code, std::uint16_t varhead = 0) {
+  HypercallRegs r;
+  r.rcx = encode_control({code, false, varhead, 0, 0, 0});
+  r.rdx = kInputGpa;
+  return r;
+}
+inline HypercallRegs fast_ipi(std::uint64_t rdx, std::uint64_t r8) {
+  HypercallRegs r;
+  r.rcx = encode_control({HVCALL_SEND_IPI, true, 0, 0, 0, 0});
+  r.rdx = rdx;
+  r.r8 = r8;
+  return r;
+}
+inline HypercallRegs xmm_ex(const SendIpiExInput& in, std::uint16_t varhead) {
+  const XmmFastInput x = encode_send_ipi_ex_xmm(in);
+  HypercallRegs r;
+  r.rcx = encode_control({HVCALL_SEND_IPI_EX, true, varhead, 0, 0, 0});
+  r.rdx = x.rdx;
+  r.r8 = x.r8;
+  r.xmm = x.xmm;
+  return r;
+}
+inline std::vector<std::uint8_t> ipi_page(std::uint32_t vector, std::uint64_t mask, std::uint32_t reserved = 0) {
+  return to_vec(encode_send_ipi({vector, reserved, mask}));
+}
+inline std::vector<std::uint8_t> ex_page(std::uint32_t vector, std::uint64_t format, std::uint64_t vbm,
+                                  std::vector<std::uint64_t> banks, std::uint32_t reserved = 0) {
+  return encode_send_ipi_ex({vector, reserved, {format, vbm, std::move(banks)}});
+}
+
 }  // namespace ipilab::hv::testdata
