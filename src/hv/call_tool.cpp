@@ -5,12 +5,13 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "common/error.h"
 #include "common/hex.h"
+#include "hv/kvm_version.h"
+#include "hv/send_tool.h"
 
 namespace ipilab::hv::tool {
 namespace {
@@ -113,46 +114,6 @@ std::string input_text(const DecodedInput& in) {
 
 }  // namespace
 
-void add_call_options(CLI::App& cmd, CallOptions& o) {
-  cmd.add_option("--vcpus", o.vcpus, "number of vCPUs with VP index = vCPU number (decimal; default 4)");
-  auto* vps = cmd.add_option("--vps", o.vps, "VP index of each vCPU, decimal, comma separated (e.g. 0,2,65)")
-                  ->delimiter(',');
-  vps->excludes(cmd.get_option("--vcpus"));
-  cmd.add_option("--sender", o.sender, "vCPU that issues the hypercall (decimal; default 0)");
-  auto* control = cmd.add_option("--control", o.control, "raw control word (RCX), hex");
-  auto* call = cmd.add_option("--call", o.call, "send-ipi | send-ipi-ex | a hex call code (builds RCX)");
-  auto* fast = cmd.add_flag("--fast", o.fast, "fast call: input in RDX/R8 (and XMM0..XMM5 for send-ipi-ex)");
-  auto* varhead = cmd.add_option("--varhead", o.varhead, "variable header size in QWORDs (decimal)");
-  auto* repc = cmd.add_option("--rep-count", o.rep_count, "rep count (decimal)");
-  auto* reps = cmd.add_option("--rep-start", o.rep_start, "rep start index (decimal)");
-  for (auto* opt : {call, fast, varhead, repc, reps}) control->excludes(opt);
-  cmd.add_option("--rdx", o.rdx, "RDX, hex (slow: input GPA, default --input-gpa; fast: input bytes 0-7)");
-  cmd.add_option("--r8", o.r8, "R8, hex (slow: output GPA; fast: input bytes 8-15)");
-  for (int i = 0; i < 6; ++i)
-    cmd.add_option(fmt::format("--xmm{}", i), o.xmm[static_cast<std::size_t>(i)],
-                   fmt::format("XMM{} as LO:HI (hex QWORDs; LO alone means HI = 0)", i));
-  auto* input = cmd.add_option("--input", o.input, "input page bytes in memory order, hex (\"fe 00 00 00 ...\")");
-  auto* qwords = cmd.add_option("--input-qwords", o.input_qwords,
-                                "input as hex QWORDs, comma separated, each stored little-endian")
-                     ->delimiter(',');
-  input->excludes(qwords);
-  cmd.add_option("--input-gpa", o.input_gpa, "GPA where the input is placed, hex (default 0x1000)");
-  cmd.add_option("--memory-size", o.memory_size, "bytes of guest memory from GPA 0, hex (default 0x10000)");
-  cmd.add_flag("--enforce-cpuid", o.enforce_cpuid, "KVM_CAP_HYPERV_ENFORCE_CPUID: check the CPUID bits below");
-  cmd.add_flag("--no-cluster-ipi", o.no_cluster_ipi, "CPUID: HV_X64_CLUSTER_IPI_RECOMMENDED not exposed");
-  cmd.add_flag("--no-ex-masks", o.no_ex_masks, "CPUID: HV_X64_EX_PROCESSOR_MASKS_RECOMMENDED not exposed");
-  cmd.add_flag("--no-xmm-input", o.no_xmm_input, "CPUID: XMM fast hypercall input not available");
-  cmd.add_flag("--no-lapic", o.no_lapic, "no in-kernel LAPIC (KVM returns INVALID_HYPERCALL_INPUT)");
-  cmd.add_option("--apic-disabled", o.apic_disabled, "vCPUs whose APIC is disabled (decimal, comma separated)")
-      ->delimiter(',');
-  cmd.add_option("--max-vcpus", o.max_vcpus, "KVM_MAX_VCPUS, 1..4096 (caps VP indices and slow bank reads)");
-  cmd.add_option("--flavor", o.flavor, "kvm (default) or xen (Xen viridian error codes and checks)")
-      ->check(CLI::IsMember({"kvm", "xen"}));
-  cmd.add_option("--cpl", o.cpl, "current privilege level of the caller (decimal; non-zero gives #UD)");
-  cmd.add_flag("--real-mode", o.real_mode, "caller not in protected mode (#UD)");
-  cmd.add_flag("--json", o.json, "print one JSON object instead of the text report");
-}
-
 CallRequest build_request(const CallOptions& o) {
   CallRequest r;
   // Partition.
@@ -170,7 +131,14 @@ CallRequest build_request(const CallOptions& o) {
   r.config.xmm_input_available = !o.no_xmm_input;
   r.config.lapic_in_kernel = !o.no_lapic;
   r.config.max_vcpus = o.max_vcpus;
+  if (o.flavor != "kvm" && o.flavor != "xen")
+    throw InputError("--flavor", fmt::format("'{}': give kvm or xen", o.flavor));
   r.config.flavor = o.flavor == "xen" ? ErrorFlavor::XenViridian : ErrorFlavor::Kvm;
+  const auto kvm = kvm_version_from_name(o.kvm);
+  if (!kvm) throw InputError("--kvm", fmt::format("unknown KVM version '{}' (see --kvm list)", o.kvm));
+  if (*kvm != KvmVersion::kMainline && r.config.flavor != ErrorFlavor::Kvm)
+    throw InputError("--kvm", "a KVM version applies to --flavor kvm only");
+  r.config.kvm_version = *kvm;
   if (!o.apic_disabled.empty()) {
     r.config.apic_enabled.assign(n, true);
     for (auto v : o.apic_disabled) {
@@ -181,7 +149,9 @@ CallRequest build_request(const CallOptions& o) {
   try {
     (void)Partition(r.config);
   } catch (const std::invalid_argument& e) {
-    throw InputError(o.vps.empty() ? "--vcpus" : "--vps", e.what());
+    const std::string what = e.what();
+    throw InputError(what.find("LAPIC") != std::string::npos ? "--no-lapic" : o.vps.empty() ? "--vcpus" : "--vps",
+                     what);
   }
   if (o.sender >= n) throw InputError("--sender", fmt::format("vCPU {} does not exist ({} vCPUs)", o.sender, n));
   r.sender_vcpu = o.sender;
@@ -286,6 +256,7 @@ CallResult run_call(const CallOptions& options) {
   ordered_json j;
   j["partition"] = {{"vp_index_of_vcpu", cfg.vp_index_of_vcpu},
                     {"flavor", flavor_name(cfg.flavor)},
+                    {"kvm_version", std::string(kvm_version_name(cfg.kvm_version))},
                     {"enforce_cpuid", cfg.enforce_cpuid},
                     {"cluster_ipi_recommended", cfg.cluster_ipi_recommended},
                     {"ex_processor_masks_recommended", cfg.ex_processor_masks_recommended},
@@ -309,7 +280,8 @@ CallResult run_call(const CallOptions& options) {
   for (std::uint32_t v = 0; v < partition.vcpu_count(); ++v)
     map.push_back(fmt::format("{}->{}", v, partition.vp_index(v)));
   t += fmt::format("partition  {} vCPUs, {} semantics{}; vCPU->VP {}; sender vCPU {} (VP {})\n", partition.vcpu_count(),
-                   cfg.flavor == ErrorFlavor::Kvm ? "KVM" : "Xen viridian",
+                   cfg.flavor == ErrorFlavor::Kvm ? "KVM " + std::string(kvm_version_name(cfg.kvm_version))
+                                                  : std::string("Xen viridian"),
                    cfg.enforce_cpuid ? ", enforce_cpuid" : "", fmt::join(map, " "), req.sender_vcpu,
                    partition.vp_index(req.sender_vcpu));
   t += fmt::format("control    RCX {} = {} ({:#06x}), {}, varhead {}, rep count {}, rep start {}, reserved bits {}\n",
@@ -352,20 +324,13 @@ CallResult run_call(const CallOptions& options) {
   return res;
 }
 
-CallResult run_call_args(const std::vector<std::string>& args) {
-  CLI::App app{"hv call", "call"};
-  CallOptions options;
-  add_call_options(app, options);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last-first
-  app.parse(reversed);
-  return run_call(options);
-}
-
 std::string call_help() {
   return R"(Run one Hyper-V hypercall against a modelled partition and show what the host does with it.
 
 The host follows KVM (arch/x86/kvm/hyperv.c, kvm_hv_hypercall + kvm_hv_send_ipi) bit for bit:
-validation order, HV_STATUS codes and quirks; --flavor xen follows Xen viridian instead.
+validation order, HV_STATUS codes and quirks, as of --kvm VERSION (default mainline; --kvm list
+names the versions and the fixes between them); --flavor xen follows Xen viridian instead.
+VP indices may repeat (--vps 5,5,7): KVM allows it and every vCPU with the index receives.
 It prints the decoded control word, the decoded input, the status (name and code, or #UD) and the
 VPs (and vCPUs) that received which vector. The exit status is 0 whatever the HV_STATUS is (the
 call ran); 2 for a bad option.
@@ -391,7 +356,22 @@ Examples (the partition of the KVM selftest hyperv_ipi: vCPUs 0,1,2 with VP indi
   # selftest case 8: XMM fast Ex, XMM0 = {valid_bank_mask 0x3, bank0 1<<2}, XMM1.lo = bank1 1<<1
   ipilab hv call --vps 0,2,65 --call send-ipi-ex --fast --varhead 2 --rdx fe --r8 0 --xmm0 3:4 --xmm1 2 --json
   # a KVM quirk: varhead 1 but valid_bank_mask has two bits -> HV_STATUS_INVALID_HYPERCALL_INPUT
-  ipilab hv call --vps 0,2,65 --control 0x20015 --input-qwords fe,0,3,4,2)";
+  ipilab hv call --vps 0,2,65 --control 0x20015 --input-qwords fe,0,3,4,2
+  # Linux's SET_ALL (format 1, no banks) on KVM before 3244867af8c0: SUCCESS, nothing delivered
+  ipilab hv call --vps 0,2,65 --kvm v5.15 --call send-ipi-ex --input-qwords fe,1,0
+  # selftest case 4 (XMM fast Ex) on KVM before 47d3e5cdfe60 -> HV_STATUS_INVALID_HYPERCALL_INPUT
+  ipilab hv call --vps 0,2,65 --kvm v5.16 --call send-ipi-ex --fast --varhead 1 --rdx fe --xmm0 1:4
+  # duplicate VP index 5: vCPUs 0 and 1 both receive
+  ipilab hv call --vps 5,5,7 --call send-ipi --fast --rdx fb --r8 20)";
+}
+
+std::string kvm_list_text() {
+  std::string t = "KVM versions of the Hyper-V IPI hypercalls (arch/x86/kvm/hyperv.c), oldest first:\n";
+  for (const auto& v : kvm_versions())
+    t += fmt::format("  {:<9} {} ({})\n", v.name, v.releases, v.commits) + wrap(v.changes, 12, 104);
+  t += "Aliases: v5.17 = v5.16, v6.14 = mainline. Stable trees took some of these fixes without the others\n"
+       "(5.4.y got 3244867af8c0; 5.16.y got 47d3e5cdfe60 without bd1ba5732bb9): such mixtures are not named.\n";
+  return t;
 }
 
 }  // namespace ipilab::hv::tool

@@ -1,12 +1,12 @@
 // ipilab/hv/call_tool.h — the logic of `ipilab hv call`: build a partition, registers and a guest
-// memory image from command-line options, run one hypercall through Partition::execute, and render
-// the outcome as text or JSON.
+// memory image from the command's option values, run one hypercall through Partition::execute, and
+// render the outcome as text or JSON.
 //
-// It lives here (not in src/cli) so that tests can run the command in-process:
-// run_call_args({"--vps", "0,2,65", ...}) is exactly what `ipilab hv call --vps 0,2,65 ...` does
-// minus printing. Numbers: vCPU counts, VP indices, varhead, rep fields and CPL are decimal; register
-// values, GPAs, sizes, call codes and byte strings are hex (common/hex.h rules: "0xfe" == "fe").
-// Errors: InputError naming the option (exit 2); CLI11 parse errors propagate as CLI::ParseError.
+// Pure: no command-line framework here. src/cli/hv_options.h registers CallOptions' fields as CLI11
+// options (and run_call_args there is the whole command minus printing, for tests). Numbers: vCPU
+// counts, VP indices, varhead, rep fields and CPL are decimal; register values, GPAs, sizes, call
+// codes and byte strings are hex (common/hex.h rules: "0xfe" == "fe").
+// Errors: InputError naming the option (exit 2).
 #pragma once
 
 #include <array>
@@ -18,10 +18,6 @@
 
 #include "hv/hypercall.h"
 #include "hv/partition.h"
-
-namespace CLI {
-class App;
-}
 
 namespace ipilab::hv::tool {
 
@@ -47,13 +43,11 @@ struct CallOptions {
   std::vector<std::uint32_t> apic_disabled;  ///< --apic-disabled VCPU,...
   std::uint32_t max_vcpus = KVM_MAX_VCPUS_MAXSMP;
   std::string flavor = "kvm";              ///< --flavor kvm|xen
+  std::string kvm = "mainline";            ///< --kvm VERSION (kvm_version.h names; "list" is the CLI's)
   unsigned cpl = 0;                        ///< --cpl N
   bool real_mode = false;                  ///< --real-mode (CR0.PE = 0)
   bool json = false;                       ///< --json
 };
-
-/// Registers every option above on `cmd` (the `hv call` subcommand or a bare CLI::App in tests).
-void add_call_options(CLI::App& cmd, CallOptions& options);
 
 /// A fully built request: what Partition::execute needs.
 struct CallRequest {
@@ -82,11 +76,10 @@ struct CallResult {
 /// Builds the request, executes it, renders both forms. Throws InputError.
 CallResult run_call(const CallOptions& options);
 
-/// Parses `args` (the words after "ipilab hv call", in order) and runs. Throws InputError or
-/// CLI::ParseError.
-CallResult run_call_args(const std::vector<std::string>& args);
-
 /// The --help text's description (what it does, number formats, worked examples).
 std::string call_help();
+
+/// `ipilab hv call --kvm list`: every KVM version with its releases, commits and what it changes.
+std::string kvm_list_text();
 
 }  // namespace ipilab::hv::tool

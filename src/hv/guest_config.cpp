@@ -35,7 +35,6 @@ void GuestConfig::validate() const {
     throw InputError("guest: hv_vp_index", "needs one entry per possible CPU (" + std::to_string(nr_cpu_ids) +
                                                "), got " + std::to_string(hv_vp_index.size()));
   }
-  std::set<std::uint32_t> seen;
   std::uint32_t max_vp = 0;
   for (unsigned cpu = 0; cpu < hv_vp_index.size(); ++cpu) {
     const std::uint32_t vp = hv_vp_index[cpu];
@@ -43,10 +42,6 @@ void GuestConfig::validate() const {
     if (vp > 0x7FFFFFFFu) {
       throw InputError("guest: hv_vp_index[" + std::to_string(cpu) + "]",
                        "VP index " + std::to_string(vp) + " reads as a negative int in Linux; use < 2^31 or VP_INVAL");
-    }
-    if (!seen.insert(vp).second) {
-      throw InputError("guest: hv_vp_index[" + std::to_string(cpu) + "]",
-                       "VP index " + std::to_string(vp) + " is used by two CPUs");
     }
     max_vp = std::max(max_vp, vp);
   }

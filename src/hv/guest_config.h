@@ -51,13 +51,17 @@ struct GuestConfig {
   std::vector<unsigned> present;       ///< cpu_present_mask (CPU numbers < nr_cpu_ids)
   std::vector<unsigned> online;        ///< cpu_online_mask (subset of present)
   /// hv_vp_index[cpu] for cpu < nr_cpu_ids: the VP index read from HV_X64_MSR_VP_INDEX when the CPU came
-  /// online, or VP_INVAL (never onlined). Linux reads it as `int`, so values must be < 2^31 or VP_INVAL;
-  /// non-INVAL values must be unique.
+  /// online, or VP_INVAL (never onlined, or not yet: hv_cpu_init runs after the CPU is marked online).
+  /// Linux reads it as `int`, so values must be < 2^31 or VP_INVAL. Values may repeat: KVM lets the
+  /// host give two vCPUs one VP index (then both receive what targets it).
   std::vector<std::uint32_t> hv_vp_index;
   /// hv_max_vp_index; default (nullopt) = the largest non-INVAL hv_vp_index, as hv_common_cpu_init
   /// leaves it. An override must be >= that.
   std::optional<std::uint32_t> hv_max_vp_index;
   // ---- Hyper-V features and per-CPU state ----
+  /// HV_X64_CLUSTER_IPI_RECOMMENDED (CPUID 0x40000004 EAX bit 10): hv_apic_init installs the six IPI
+  /// hooks only when set; otherwise every send is the native APIC callback itself.
+  bool cluster_ipi_recommended = true;
   bool hypercall_page = true;                  ///< hv_hypercall_pg != NULL
   bool ex_processor_masks_recommended = true;  ///< HV_X64_EX_PROCESSOR_MASKS_RECOMMENDED (CPUID 0x40000004 EAX bit 11)
   bool input_page_present = true;              ///< *this_cpu_ptr(hyperv_pcpu_input_arg) != NULL
@@ -85,7 +89,7 @@ struct GuestConfig {
   std::uint32_t max_vp_index() const noexcept;
   /// hv_cpu_number_to_vp_number(cpu) as the kernel computes it: (int)hv_vp_index[cpu] (VP_INVAL -> -1).
   std::int32_t vp_number(unsigned cpu) const;
-  /// The CPU whose hv_vp_index is `vp`, if any (inverse map, used by the oracle).
+  /// The lowest CPU whose hv_vp_index is `vp`, if any (inverse map, used by the oracle).
   std::optional<unsigned> cpu_of_vp(std::uint32_t vp) const noexcept;
   Cpumask present_mask() const;
   Cpumask online_mask() const;

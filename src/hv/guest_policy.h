@@ -39,6 +39,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -62,6 +63,42 @@ struct GuestPolicy {
 
   friend bool operator==(const GuestPolicy&, const GuestPolicy&) = default;
 };
+
+/// The Linux versions `ipilab hv send --linux` names: each a (send_ipi_one, mask_path) pair that
+/// existed as real code (read at the commits below; see docs/hv.md):
+///  * kV5_4: v4.18 (68bb7bfb7985d "X86/Hyper-V: Enable IPI enlightenments") .. v5.4.
+///  * kSeedV2: the seed patch v2 (LKML 25 Oct 2019) on v5.4; never merged.
+///  * kV5_10: b264f57fde0c "x86/hyperv: Micro-optimize send_ipi_one()" (v5.5) .. v5.12 (v5.10 is the
+///    LTS in that range): int-typed results, before 753ed9c95c37 (hv_result_success, v5.13).
+///  * kExcludeSelfUnfixed: dfb5c1e12c28 "x86/hyperv: remove on-stack cpumask from
+///    hv_send_ipi_mask_allbutself" without f5c20e4a5f18 "x86/hyperv: Avoid erroneously sending IPI to
+///    'self'" (upstream Sep - Oct 2021, during the v5.15 release candidates).
+///  * kMainline: f5c20e4a5f18 and later (Linux 6.12 .. current; linux-next's hv_setup_in_array rework
+///    was pulled again and would not change the bytes: its batch size, 509 banks, exceeds 64).
+enum class LinuxVersion : std::uint8_t { kV5_4, kSeedV2, kV5_10, kExcludeSelfUnfixed, kMainline };
+
+struct LinuxVersionInfo {
+  LinuxVersion version;
+  std::string_view name;     ///< "v5.4", "seed-v2", "v5.10", "exclude-self-unfixed", "mainline"
+  std::string_view commits;  ///< the code it is
+  std::string_view changes;  ///< what it does differently from the previous entry
+  GuestPolicy policy;
+};
+/// Every version, oldest first.
+const LinuxVersionInfo* linux_versions_begin() noexcept;
+const LinuxVersionInfo* linux_versions_end() noexcept;
+const LinuxVersionInfo& linux_version_info(LinuxVersion v) noexcept;
+/// Accepts the names above; nullopt otherwise.
+std::optional<LinuxVersion> linux_version_from_name(std::string_view name) noexcept;
+/// How `version`'s callers judge a hypercall's 64-bit result (RAX). `one`: __send_ipi_one's own fast
+/// call; otherwise __send_ipi_mask / __send_ipi_mask_ex.
+///  v5.4 / seed-v2 / v5.10: `int ret = hv_do_*(); return ret == 0;` -> bits 31:0 must be 0 in the mask
+///    paths; the seed's `return !hv_do_fast_hypercall16(...)` -> all 64 bits must be 0 in __send_ipi_one.
+///  exclude-self-unfixed / mainline: hv_result_success() -> only bits 15:0 (HV_HYPERCALL_RESULT_MASK).
+/// (hv_do_rep_hypercall itself stops on bits 15:0 != 0 in every version.)
+bool judges_success(const GuestPolicy& policy, bool one, std::uint64_t rax) noexcept;
+/// "bits 15:0 (hv_result_success)", "bits 31:0 ((int)ret == 0)", "bits 63:0 (!status)".
+std::string_view success_rule(const GuestPolicy& policy, bool one) noexcept;
 
 std::string_view to_string(SendIpiOneVersion v) noexcept;  ///< "pre-seed", "seed-v2", "seed-v3"
 std::string_view to_string(MaskPathVersion v) noexcept;    ///< "v5.4", "exclude-self-unfixed", "mainline"

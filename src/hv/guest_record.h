@@ -79,6 +79,8 @@ struct IssuedHypercall {
   std::vector<std::uint8_t> input;   ///< slow calls: the input bytes the call announces (empty for fast)
   std::uint64_t result = 0;          ///< RAX the hypervisor returned
   bool judged_success = false;       ///< how the Linux caller judged `result`
+  /// The rule it judged by (guest_policy.h success_rule): which bits of RAX had to be 0. Static.
+  std::string_view judged_by;
 };
 
 /// A fallback to the native (architectural) APIC: which orig_apic callback, and the CPUs it targets
@@ -88,6 +90,11 @@ struct NativeSend {
   SendHook hook = SendHook::kSendIpi;
   std::vector<unsigned> cpus;
   std::uint32_t vector = 0;
+  /// The CPU argument orig_apic.<hook> was called with, ascending: send_IPI its cpu; send_IPI_mask and
+  /// send_IPI_mask_allbutself the mask as given (self included); nullopt for send_IPI_allbutself,
+  /// send_IPI_all and send_IPI_self, which take none. (Linux's hv_send_ipi_allbutself passes
+  /// cpu_online_mask to orig_apic.send_IPI_mask_allbutself: hook kSendIpiMaskAllButSelf.)
+  std::optional<std::vector<unsigned>> argument;
 };
 
 /// Everything one send did.
@@ -100,6 +107,11 @@ struct SendResult {
   std::vector<IssuedHypercall> hypercalls;
   std::optional<NativeSend> native;
   WorkRecord work;
+  /// The hv_apic.c function the hook called ("__send_ipi_one" / "__send_ipi_mask") and what it
+  /// returned (false = fall back to native); empty / nullopt when the hooks are not installed
+  /// (GuestConfig::cluster_ipi_recommended false): then `native` is the whole send.
+  std::string_view hv_function;
+  std::optional<bool> hv_returned;
 };
 
 /// The hypervisor as the guest sees it: executes one hypercall issued on `sender_cpu` with `regs`

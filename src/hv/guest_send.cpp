@@ -118,17 +118,18 @@ void LinuxHvGuest::trace_mask(Ctx& c, const Cpumask& mask) {
 
 bool LinuxHvGuest::judge_mask_status(Ctx& c, std::uint64_t status) {
   // v5.4: `int ret = hv_do_...(); return ret == 0;` (low 32 bits); later hv_result_success (low 16).
-  const bool ok = policy_.mask_path == MaskPathVersion::kV54 ? static_cast<std::uint32_t>(status) == 0
-                                                             : hv_result_success(status);
+  const bool ok = judges_success(policy_, false, status);
   c.out.hypercalls.back().judged_success = ok;
+  c.out.hypercalls.back().judged_by = success_rule(policy_, false);
   if (!ok) ++c.out.work.hypercalls.failed;
   return ok;
 }
 
 bool LinuxHvGuest::judge_one_status(Ctx& c, std::uint64_t status) {
   // Seed patch (v5.5): `return !hv_do_fast_hypercall16(...)` (all 64 bits); later hv_result_success.
-  const bool ok = policy_.mask_path == MaskPathVersion::kV54 ? status == 0 : hv_result_success(status);
+  const bool ok = judges_success(policy_, true, status);
   c.out.hypercalls.back().judged_success = ok;
+  c.out.hypercalls.back().judged_by = success_rule(policy_, true);
   if (!ok) ++c.out.work.hypercalls.failed;
   return ok;
 }
@@ -275,9 +276,10 @@ bool LinuxHvGuest::send_ipi_one(Ctx& c, unsigned cpu, std::uint32_t vector) {
   return false;
 }
 
-void LinuxHvGuest::native(Ctx& c, SendHook hook, std::vector<unsigned> cpus) {
+void LinuxHvGuest::native(Ctx& c, SendHook hook, std::vector<unsigned> cpus,
+                          std::optional<std::vector<unsigned>> argument) {
   ++c.out.work.native_fallbacks;
-  c.out.native = NativeSend{hook, std::move(cpus), c.vector};
+  c.out.native = NativeSend{hook, std::move(cpus), c.vector, std::move(argument)};
 }
 
 void LinuxHvGuest::hv_send_ipi_mask_allbutself(Ctx& c, const Cpumask& mask, std::uint32_t vector) {
@@ -287,14 +289,14 @@ void LinuxHvGuest::hv_send_ipi_mask_allbutself(Ctx& c, const Cpumask& mask, std:
     c.out.work.stack_cpumask_bytes += new_mask.size_bytes();
     c.ops.copy(new_mask, mask);
     c.ops.clear_cpu(c.self, new_mask);
-    if (!send_ipi_mask(c, new_mask, vector, false)) {
-      native(c, SendHook::kSendIpiMaskAllButSelf, without(mask.cpus(), c.self));
-    }
+    c.out.hv_function = "__send_ipi_mask";
+    c.out.hv_returned = send_ipi_mask(c, new_mask, vector, false);
+    if (!*c.out.hv_returned) native(c, SendHook::kSendIpiMaskAllButSelf, without(mask.cpus(), c.self), mask.cpus());
     return;
   }
-  if (!send_ipi_mask(c, mask, vector, true)) {
-    native(c, SendHook::kSendIpiMaskAllButSelf, without(mask.cpus(), c.self));
-  }
+  c.out.hv_function = "__send_ipi_mask";
+  c.out.hv_returned = send_ipi_mask(c, mask, vector, true);
+  if (!*c.out.hv_returned) native(c, SendHook::kSendIpiMaskAllButSelf, without(mask.cpus(), c.self), mask.cpus());
 }
 
 SendResult LinuxHvGuest::send(const SendRequest& r, const HypervisorCall& hv) {
@@ -327,29 +329,49 @@ SendResult LinuxHvGuest::send(const SendRequest& r, const HypervisorCall& hv) {
   Ctx c{r.sender_cpu, r.vector, out, hv, CpumaskOps(config_.scan_bits(), config_.copy_bits(), out.work.cpumask_words)};
 
   switch (r.hook) {
+    case SendHook::kSendIpi: out.intended_cpus = {r.target_cpu}; break;
+    case SendHook::kSendIpiMask: out.intended_cpus = r.mask->cpus(); break;
+    case SendHook::kSendIpiMaskAllButSelf: out.intended_cpus = without(r.mask->cpus(), r.sender_cpu); break;
+    case SendHook::kSendIpiAllButSelf: out.intended_cpus = without(online_.cpus(), r.sender_cpu); break;
+    case SendHook::kSendIpiAll: out.intended_cpus = online_.cpus(); break;
+    case SendHook::kSendIpiSelf: out.intended_cpus = {r.sender_cpu}; break;
+  }
+
+  if (!config_.cluster_ipi_recommended) {
+    // hv_apic_init installed no hooks: `apic->send_IPI*` is the native callback itself.
+    std::optional<std::vector<unsigned>> arg;
+    if (r.hook == SendHook::kSendIpi) arg = std::vector<unsigned>{r.target_cpu};
+    if (mask_hook) arg = r.mask->cpus();
+    native(c, r.hook, out.intended_cpus, std::move(arg));
+    return out;
+  }
+
+  switch (r.hook) {
     case SendHook::kSendIpi:
-      out.intended_cpus = {r.target_cpu};
-      if (!send_ipi_one(c, r.target_cpu, r.vector)) native(c, SendHook::kSendIpi, {r.target_cpu});
+      out.hv_function = "__send_ipi_one";
+      out.hv_returned = send_ipi_one(c, r.target_cpu, r.vector);
+      if (!*out.hv_returned) native(c, SendHook::kSendIpi, {r.target_cpu}, std::vector<unsigned>{r.target_cpu});
       break;
     case SendHook::kSendIpiMask:
-      out.intended_cpus = r.mask->cpus();
-      if (!send_ipi_mask(c, *r.mask, r.vector, false)) native(c, SendHook::kSendIpiMask, r.mask->cpus());
+      out.hv_function = "__send_ipi_mask";
+      out.hv_returned = send_ipi_mask(c, *r.mask, r.vector, false);
+      if (!*out.hv_returned) native(c, SendHook::kSendIpiMask, r.mask->cpus(), r.mask->cpus());
       break;
     case SendHook::kSendIpiMaskAllButSelf:
-      out.intended_cpus = without(r.mask->cpus(), r.sender_cpu);
       hv_send_ipi_mask_allbutself(c, *r.mask, r.vector);
       break;
     case SendHook::kSendIpiAllButSelf:
-      out.intended_cpus = without(online_.cpus(), r.sender_cpu);
       hv_send_ipi_mask_allbutself(c, online_, r.vector);
       break;
     case SendHook::kSendIpiAll:
-      out.intended_cpus = online_.cpus();
-      if (!send_ipi_mask(c, online_, r.vector, false)) native(c, SendHook::kSendIpiAll, online_.cpus());
+      out.hv_function = "__send_ipi_mask";
+      out.hv_returned = send_ipi_mask(c, online_, r.vector, false);
+      if (!*out.hv_returned) native(c, SendHook::kSendIpiAll, online_.cpus(), std::nullopt);
       break;
     case SendHook::kSendIpiSelf:
-      out.intended_cpus = {r.sender_cpu};
-      if (!send_ipi_one(c, r.sender_cpu, r.vector)) native(c, SendHook::kSendIpiSelf, {r.sender_cpu});
+      out.hv_function = "__send_ipi_one";
+      out.hv_returned = send_ipi_one(c, r.sender_cpu, r.vector);
+      if (!*out.hv_returned) native(c, SendHook::kSendIpiSelf, {r.sender_cpu}, std::nullopt);
       break;
   }
   return out;

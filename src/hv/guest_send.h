@@ -93,7 +93,7 @@ class LinuxHvGuest {
   bool judge_mask_status(Ctx& c, std::uint64_t status);
   bool judge_one_status(Ctx& c, std::uint64_t status);
   bool hypercall_page_usable() const noexcept;
-  void native(Ctx& c, SendHook hook, std::vector<unsigned> cpus);
+  void native(Ctx& c, SendHook hook, std::vector<unsigned> cpus, std::optional<std::vector<unsigned>> argument);
   FlatGuestMemory& page_of(unsigned cpu);
 
   GuestConfig config_;

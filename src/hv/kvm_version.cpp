@@ -7,7 +7,7 @@ namespace ipilab::hv {
 namespace {
 
 constexpr std::array<KvmVersionInfo, 4> kVersions{{
-    {KvmVersion::kV5_15, "v5.15", "v4.20 .. v5.15", "before 3244867af8c0",
+    {KvmVersion::kV5_15, "v5.15", "v4.20 .. v5.15; --enforce-cpuid: v5.14 .. v5.15", "before 3244867af8c0",
      "HV_GENERIC_SET_ALL with valid_bank_mask 0 returns SUCCESS and delivers nothing (the bank count, "
      "popcount(valid_bank_mask), is tested before the format); plus everything v5.16 lacks"},
     {KvmVersion::kV5_16, "v5.16", "v5.16 .. v5.17", "3244867af8c0, before bd1ba5732bb9 / 47d3e5cdfe60",

@@ -1,4 +1,4 @@
-// `ipilab hv call` run in-process (hv/call_tool.h run_call_args is the command minus printing):
+// `ipilab hv call` run in-process (cli/hv_options.h run_call_args is the command minus printing):
 // the ten KVM selftest hyperv_ipi cases and validation cases give, through the command line, the
 // same JSON as Partition::execute gives directly, with the exact statuses and delivered VPs.
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/hex.h"
+#include "cli/hv_options.h"
 #include "hv/call_tool.h"
 #include "partition_cases.h"
 
@@ -15,7 +16,7 @@ namespace ipilab::hv {
 namespace {
 
 using nlohmann::ordered_json;
-using tool::run_call_args;
+using cli::run_call_args;
 
 /// The command-line words that reproduce `regs` + `page` exactly (raw control word and registers).
 std::vector<std::string> args_for(const HypercallRegs& regs, const std::vector<std::uint8_t>& page) {
@@ -140,7 +141,7 @@ TEST(CliHvCall, ValidationCasesMatchTheLibrary) {
     const auto req = tool::build_request([&] {
       tool::CallOptions o;
       CLI::App app;
-      tool::add_call_options(app, o);
+      cli::add_call_options(app, o);
       std::vector<std::string> rev(args.rbegin(), args.rend());
       app.parse(rev);
       return o;

@@ -460,7 +460,7 @@ TEST(InputPage, StaleBanksAreClearedBetweenCalls) {
 // ---- Bad requests and configs --------------------------------------------------------------
 
 TEST(GuestConfigValidation, RejectsWhatLinuxCannotHold) {
-  EXPECT_THROW(guest_with_vps({0, 0}).validate(), InputError);                     // duplicate VP
+  EXPECT_NO_THROW(guest_with_vps({0, 0}).validate());  // duplicate VP: a KVM host may set one (send_case_test)
   EXPECT_THROW(guest_with_vps({0, 0x80000000u}).validate(), InputError);           // negative int
   EXPECT_THROW(guest_with_vps({0, 1, 2}, 2).validate(), InputError);               // nr_cpu_ids > NR_CPUS
   GuestConfig c = guest_with_vps({0, 1});

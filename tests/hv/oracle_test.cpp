@@ -41,7 +41,7 @@ TEST(Oracle, VpsNoCpuOwnsAreUnmapped) {
 
 TEST(Oracle, NativeSendsCountAndDuplicatesAreReported) {
   SendResult s = intended({0, 1});
-  s.native = NativeSend{SendHook::kSendIpiMask, {0, 1}, 0xFB};
+  s.native = NativeSend{SendHook::kSendIpiMask, {0, 1}, 0xFB, std::vector<unsigned>{0, 1}};
   const auto r = judge_send(four_cpus(), s, std::vector<std::uint32_t>{11});
   EXPECT_EQ(r.delivered, (std::vector<unsigned>{0, 1}));
   EXPECT_EQ(r.duplicated, (std::vector<unsigned>{1}));
