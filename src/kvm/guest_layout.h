@@ -23,7 +23,7 @@ inline constexpr std::uint64_t kPdGpa = 0x6000;
 inline constexpr std::uint64_t kCodeGpa = 0x10000;    ///< JIT-generated guest code (Xbyak), up to 960 KiB
 inline constexpr std::uint64_t kCodeMaxBytes = 0xF0000;
 inline constexpr std::uint64_t kSharedGpa = 0x100000; ///< SharedArea (host <-> guest), 1 MiB
-inline constexpr std::uint64_t kSamplesGpa = 0x200000;   ///< per-iteration samples (uint64 cycles)
+inline constexpr std::uint64_t kSamplesGpa = 0x200000;   ///< timed samples written by benchmark guests
 inline constexpr std::uint64_t kSamplesMaxCount = (4ull << 20) / 8;
 inline constexpr std::uint64_t kStackGpa = 0x600000;  ///< vCPU i stack: [kStackGpa + i*64 KiB, +64 KiB)
 inline constexpr std::uint64_t kStackBytes = 0x10000;
@@ -84,7 +84,35 @@ struct SharedArea {
   Line irqs[kMaxVcpus];         ///< interrupts received by vCPU i (handler increments)
   Line vp_index[kMaxVcpus];     ///< VP index each vCPU read from HV_X64_MSR_VP_INDEX
   Line status[64];              ///< per-case results written by test guests (e.g. HV_STATUS)
+  // The interleaved benchmark (ipi_bench.h):
+  Line target_mode;             ///< sender -> target: TargetMode the target should be in
+  Line target_mode_ack;         ///< target -> sender: the TargetMode it entered last
+  Line fake_clock;              ///< software counter replacing RDTSC in estimator self-tests
+  Line rounds_total;            ///< rounds the sender runs (the pilot round included)
+  Line round;                   ///< the round the sender is in (0 = pilot)
 };
-static_assert(sizeof(SharedArea) < 0x100000);
+static_assert(sizeof(SharedArea) < 0xF0000);
+
+/// What the benchmark's target vCPU does between IPIs (SharedArea::target_mode).
+enum class TargetMode : std::uint64_t { Halt = 1, Spin = 2, Stop = 3 };
+
+/// Per-case control block of the interleaved benchmark, at kCaseCtlGpa + case * 64. The host fills the
+/// inputs at the case's chunk-start sync and reads the outputs at its chunk-end sync; the guest never
+/// exits inside a chunk except for what the mechanism itself does.
+struct alignas(64) CaseCtl {
+  std::uint64_t batch_n;       ///< in: iterations per timed sample (one counter-read pair per sample)
+  std::uint64_t samples_max;   ///< in: samples to take in this chunk
+  std::uint64_t slice;         ///< in: stop once this many counter units passed since the chunk began (0 = none)
+  std::uint64_t warmup;        ///< in: untimed iterations before the first sample
+  std::uint64_t records_gpa;   ///< in: where samples go, as {elapsed, iterations} uint64 pairs
+  std::uint64_t samples_done;  ///< out: samples written
+  std::uint64_t truncated;     ///< out: 1 when the slice ran out before samples_max
+  std::uint64_t reserved;
+};
+static_assert(sizeof(CaseCtl) == 64);
+inline constexpr std::uint64_t kCaseCtlGpa = kSharedGpa + 0xF0000;
+inline constexpr unsigned kMaxBenchCases = 64;
+/// Samples (records of two uint64) one chunk can hold in the sample area.
+inline constexpr std::uint64_t kMaxChunkRecords = kSamplesMaxCount / 2;
 
 }  // namespace ipilab::kvm

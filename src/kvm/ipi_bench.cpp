@@ -1,29 +1,26 @@
 #include "kvm/ipi_bench.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 
-#include "common/error.h"
+#include <fmt/format.h>
 
+#include "common/error.h"
 #include "hv/partition.h"
+#include "kvm/bench_guest.h"
 #include "kvm/guest_program.h"
 #include "kvm/hyperv_vmm.h"
-#include "x86/cpumask.h"
-#include "x86/guest_x2apic.h"
-#include "x86/kvm_pv_ipi.h"
-#include "x86/vm.h"
+#include "measure/estimator.h"
 
 namespace ipilab::kvm {
 
 using namespace Xbyak::util;
-
-// Guest check ids (GuestError "check N"):
-//   1 — KVM_HC_SEND_IPI returned RAX != 1 (number of vCPUs that accepted the IPI)
-//   2 — a Hyper-V IPI hypercall returned a status whose low 16 bits are not HV_STATUS_SUCCESS
-enum : std::uint64_t { kCheckPvResult = 1, kCheckHvStatus = 2 };
 
 const char* to_string(Mechanism m) {
   switch (m) {
@@ -36,102 +33,40 @@ const char* to_string(Mechanism m) {
 }
 const char* to_string(TargetState t) { return t == TargetState::Spin ? "spin" : "halt"; }
 const char* to_string(Workload w) { return w == Workload::RoundTrip ? "ipi-roundtrip" : "call-single"; }
-
-namespace {
-
-constexpr unsigned kSender = 0, kTarget = 1;
-constexpr std::uint32_t kOff(std::size_t o) { return static_cast<std::uint32_t>(o); }
-
-bool is_hv(Mechanism m) { return m == Mechanism::HvFast || m == Mechanism::HvEx; }
-
-// Emits the send of `vector` from vCPU 0 to vCPU 1 exactly as the Linux guest policy for `m` issues it.
-// Clobbers rax, rbx, rcx, rdx, rsi, rdi, r8, r11. On a failed send: Fail ucall.
-void emit_send(GuestProgram& g, Mechanism m, std::uint8_t vector, const x86::X86Vm& xvm) {
-  switch (m) {
-    case Mechanism::X2apic: {
-      const x86::GuestSend s = x86::x2apic_send_ipi_one(xvm, x86::X2apicMode::Physical, kTarget, vector);
-      for (const x86::MsrWrite& w : s.msr_writes) {
-        g.mov(ecx, w.msr);
-        g.mov(eax, static_cast<std::uint32_t>(w.value));
-        g.mov(edx, static_cast<std::uint32_t>(w.value >> 32));
-        g.wrmsr();
-      }
-      return;
-    }
-    case Mechanism::KvmPv: {
-      const x86::GuestSend s =
-          x86::kvm_guest_send_ipi_mask(xvm, x86::Cpumask::of(xvm.nr_vcpus(), {kTarget}), vector);
-      for (const x86::PvIpiHypercall& h : s.hypercalls) {
-        g.mov(eax, 10);  // KVM_HC_SEND_IPI
-        g.mov(rbx, h.a0);
-        g.mov(rcx, h.a1);
-        g.mov(rdx, h.a2);
-        g.mov(rsi, h.a3);
-        g.vmcall();
-        g.check_eq(rax, 1, kCheckPvResult);
-      }
-      return;
-    }
-    case Mechanism::HvFast:
-    case Mechanism::HvEx: {
-      const HvSendPlan p = linux_hv_send_ipi_one(kTarget, vector, m == Mechanism::HvEx, kHcallGpa);
-      if (!p.input.empty()) {
-        // The guest writes its per-CPU input page for every call, as hv_apic.c does.
-        g.mov(rdi, kHcallGpa);
-        for (std::size_t i = 0; i + 8 <= p.input.size(); i += 8) {
-          std::uint64_t q = 0;
-          for (int b = 7; b >= 0; --b) q = (q << 8) | p.input[i + static_cast<std::size_t>(b)];
-          g.mov(rax, q);
-          g.mov(qword[rdi + i], rax);
-        }
-      }
-      g.mov(rcx, p.regs.rcx);
-      g.mov(rdx, p.regs.rdx);
-      g.mov(r8, p.regs.r8);
-      g.mov(rax, kHypercallPageGpa);
-      g.call(rax);
-      g.movzx(eax, ax);  // hv_result_success: only bits 15:0 count
-      g.check_eq(rax, 0, kCheckHvStatus);
-      return;
-    }
+const char* to_string(TimingRule r) {
+  switch (r) {
+    case TimingRule::ByDefinition: return "by-definition";
+    case TimingRule::IdleGap: return "idle-gap";
+    case TimingRule::LongOperation: return "long-operation";
+    case TimingRule::Batch: return "batch";
   }
+  return "?";
 }
 
-}  // namespace
+std::optional<Mechanism> mechanism_from_string(std::string_view s) {
+  for (Mechanism m : {Mechanism::X2apic, Mechanism::KvmPv, Mechanism::HvFast, Mechanism::HvEx})
+    if (s == to_string(m)) return m;
+  return std::nullopt;
+}
+std::optional<TargetState> target_from_string(std::string_view s) {
+  for (TargetState t : {TargetState::Spin, TargetState::Halt})
+    if (s == to_string(t)) return t;
+  return std::nullopt;
+}
+std::optional<Workload> workload_from_string(std::string_view s) {
+  for (Workload w : {Workload::RoundTrip, Workload::CallSingle})
+    if (s == to_string(w)) return w;
+  return std::nullopt;
+}
 
-ExitBenchResult run_cpuid_exit_bench(std::uint64_t iterations, std::uint64_t warmup) {
-  const std::uint64_t total = iterations + warmup;
-  if (iterations == 0 || total > kSamplesMaxCount) throw std::invalid_argument("bad CPUID iteration count");
-  VmConfig cfg;
-  cfg.vcpus = 1;
-  Vm vm(cfg);
-  ExitBenchResult res;
-  res.tsc_khz = vm.tsc_khz();
-  GuestProgram g(1);
-  Xbyak::Label e, loop;
-  g.L(e);
-  g.init_cpu();
-  g.mov(r14, total);
-  g.mov(r13, kSamplesGpa);
-  g.L(loop);
-  g.rdtsc_ordered();
-  g.mov(r12, rax);
-  g.xor_(eax, eax);
-  g.xor_(ecx, ecx);
-  g.cpuid();
-  g.rdtsc_ordered();
-  g.sub(rax, r12);
-  g.mov(qword[r13], rax);
-  g.add(r13, 8);
-  g.dec(r14);
-  g.jnz(loop);
-  g.done();
-  g.set_entry(0, e);
-  vm.load(g.image());
-  res.report = vm.run();
-  const auto* samples = reinterpret_cast<const std::uint64_t*>(vm.memory(kSamplesGpa, total * 8));
-  res.samples_cycles.assign(samples + warmup, samples + total);
-  return res;
+std::string BenchCase::name() const {
+  switch (kind) {
+    case CaseKind::CounterRead: return "counter-read";
+    case CaseKind::Loop: return "loop";
+    case CaseKind::CpuidExit: return "cpuid-exit";
+    case CaseKind::Ipi: break;
+  }
+  return fmt::format("{}/{}/{}", to_string(mechanism), to_string(workload), to_string(target));
 }
 
 bool kvm_hypercall_works() {
@@ -150,7 +85,7 @@ bool kvm_hypercall_works() {
       g.init_cpu();
       g.mov(eax, 12345);  // no such KVM hypercall: KVM answers -KVM_ENOSYS
       g.vmcall();
-      g.mov(qword[r15 + kOff(offsetof(SharedArea, status))], rax);
+      g.mov(qword[r15 + static_cast<std::uint32_t>(offsetof(SharedArea, status))], rax);
       g.done();
       g.set_entry(0, e);
       vm.load(g.image());
@@ -166,234 +101,233 @@ bool kvm_hypercall_works() {
   return works;
 }
 
-BenchResult run_ipi_bench(const BenchConfig& c) {
-  if (c.mechanism == Mechanism::KvmPv && !kvm_hypercall_works())
-    throw UnavailableError("VMCALL never completes on this KVM (the PVM backend, kvm_pvm, does not handle it "
-                           "for ordinary long-mode guests): the KVM PV send-IPI hypercall cannot be measured here");
-  if (c.iterations == 0 || c.batches == 0) throw std::invalid_argument("iterations and batches must be > 0");
-  const std::uint64_t total = c.warmup + c.iterations * c.batches;
-  if (total > kSamplesMaxCount)
-    throw std::invalid_argument("warmup + iterations * batches exceeds the guest sample buffer");
+namespace {
+
+constexpr unsigned kSender = 0, kTarget = 1;
+
+bool is_hv(const BenchCase& c) {
+  return c.kind == CaseKind::Ipi && (c.mechanism == Mechanism::HvFast || c.mechanism == Mechanism::HvEx);
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+// Host side of the chunk protocol: fills CaseCtl at chunk start, collects at chunk end.
+class Conductor {
+ public:
+  Conductor(Vm& vm, const RoundsConfig& c, std::vector<CaseResult*> cases, std::uint64_t slice)
+      : vm_(vm), c_(c), cases_(std::move(cases)), slice_(slice) {}
+
+  void on_sync(unsigned vcpu, std::uint64_t stage) {
+    if (vcpu != kSender) return;
+    const std::size_t i = stage >> 8;
+    if (i >= cases_.size()) throw std::runtime_error(fmt::format("guest synced for unknown case {}", i));
+    current_ = i;
+    CaseResult& r = *cases_[i];
+    CaseCtl& ctl = *reinterpret_cast<CaseCtl*>(vm_.memory(kCaseCtlGpa + i * sizeof(CaseCtl), sizeof(CaseCtl)));
+    SharedArea& sh = vm_.shared();
+    if ((stage & 0xFF) == kSyncChunkStart) {
+      const bool pilot = round_ == 0;
+      ctl.batch_n = pilot ? 1 : r.batch_n;
+      ctl.samples_max = pilot ? c_.pilot_samples : c_.samples_per_round;
+      ctl.slice = slice_;
+      ctl.warmup = c_.warmup;
+      ctl.records_gpa = kSamplesGpa;
+      exits_at_start_ = vm_.exits_so_far(kSender);
+      irqs_at_start_ = sh.irqs[kTarget].v;
+      csd_at_start_ = sh.csd_calls.v;
+      return;
+    }
+    // Chunk end.
+    const std::uint64_t n = ctl.samples_done;
+    if (n > ctl.samples_max) throw std::runtime_error("guest reported more samples than it was given");
+    const auto* rec = reinterpret_cast<const std::uint64_t*>(vm_.memory(kSamplesGpa, std::max<std::uint64_t>(n, 1) * 16));
+    std::vector<double> values;
+    values.reserve(n);
+    std::uint64_t iterations = 0;
+    for (std::uint64_t k = 0; k < n; ++k) {
+      const std::uint64_t elapsed = rec[2 * k], iters = rec[2 * k + 1];
+      if (iters == 0) throw std::runtime_error("guest wrote a sample of zero iterations");
+      values.push_back(static_cast<double>(elapsed) / static_cast<double>(iters));
+      iterations += iters;
+    }
+    const bool counts_iterations = r.bench.kind != CaseKind::CounterRead;
+    r.loop_iterations += counts_iterations ? iterations + c_.warmup : 0;
+    if (round_ == 0) {
+      r.pilot = std::move(values);
+    } else {
+      r.rounds.push_back(std::move(values));
+      r.iterations_run += counts_iterations ? iterations : 0;
+      if (ctl.truncated) ++r.rounds_truncated;
+    }
+    const ExitCounts now = vm_.exits_so_far(kSender);
+    for (const auto& [k, v] : now) {
+      const std::uint64_t before = exits_at_start_.count(k) ? exits_at_start_.at(k) : 0;
+      const std::uint64_t extra = k == "io:ucall" ? 1 : 0;  // the chunk-end sync itself
+      if (v > before + extra) r.sender_exits[k] += v - before - extra;
+    }
+    r.target_irqs += sh.irqs[kTarget].v - irqs_at_start_;
+    r.csd_calls += sh.csd_calls.v - csd_at_start_;
+    if (i + 1 == cases_.size()) {
+      if (round_ == 0) calibrate();
+      ++round_;
+      if (c_.progress) c_.progress(round_, c_.rounds + 1);
+    }
+  }
+
+  std::size_t current() const { return current_; }
+  unsigned round() const { return round_; }
+
+ private:
+  // After the pilot: iterations per sample for every case (estimator.h).
+  void calibrate() {
+    const double counter = median_of(cases_.front()->pilot);  // counter-read is always first
+    counter_read_ = counter;
+    for (CaseResult* r : cases_) {
+      const BenchCase& b = r->bench;
+      r->pilot_op = b.kind == CaseKind::CounterRead ? counter : median_of(r->pilot) - counter;
+      if (b.kind == CaseKind::CounterRead) {
+        r->batch_n = 1;
+        r->timing = TimingRule::ByDefinition;
+      } else if (b.kind == CaseKind::Ipi && b.target == TargetState::Halt) {
+        r->batch_n = 1;
+        r->timing = TimingRule::IdleGap;
+      } else {
+        std::uint64_t n = measure::iterations_for_bias(counter, r->pilot_op, c_.max_bias, c_.max_batch);
+        // Keep a sample well inside a round's slice so the budget can still stop the chunk.
+        if (slice_ > 0 && r->pilot_op > 0)
+          n = std::min<std::uint64_t>(n, std::max<std::uint64_t>(
+                                             1, static_cast<std::uint64_t>(static_cast<double>(slice_) /
+                                                                           (4.0 * r->pilot_op))));
+        r->batch_n = n;
+        r->timing = n == 1 ? TimingRule::LongOperation : TimingRule::Batch;
+      }
+      r->iterations_planned = r->bench.kind == CaseKind::CounterRead
+                                  ? 0
+                                  : static_cast<std::uint64_t>(c_.rounds) * c_.samples_per_round * r->batch_n;
+    }
+  }
+
+ public:
+  double counter_read_ = 0;
+
+ private:
+  Vm& vm_;
+  const RoundsConfig& c_;
+  std::vector<CaseResult*> cases_;
+  std::uint64_t slice_;
+  unsigned round_ = 0;
+  std::size_t current_ = 0;
+  ExitCounts exits_at_start_;
+  std::uint64_t irqs_at_start_ = 0, csd_at_start_ = 0;
+};
+
+}  // namespace
+
+RoundsResult run_bench_rounds(const RoundsConfig& c) {
+  if (c.rounds == 0) throw std::invalid_argument("at least one round");
+  if (c.samples_per_round == 0 || c.pilot_samples == 0) throw std::invalid_argument("at least one sample per round");
+  if (c.samples_per_round > kMaxChunkRecords || c.pilot_samples > kMaxChunkRecords)
+    throw std::invalid_argument(fmt::format("at most {} samples per round", kMaxChunkRecords));
+  if (!(c.max_bias > 0) || c.max_batch == 0 || c.budget_seconds_per_case < 0 || c.halt_gap_us < 0)
+    throw std::invalid_argument("bad estimator or budget settings");
+
+  RoundsResult res;
+  auto add = [&](const BenchCase& b) {
+    CaseResult r;
+    r.bench = b;
+    res.cases.push_back(std::move(r));
+  };
+  add(BenchCase::counter_read());
+  for (const BenchCase& b : c.cases) {
+    if (b.kind == CaseKind::CounterRead) continue;
+    for (const CaseResult& have : res.cases)
+      if (have.bench == b) throw std::invalid_argument("case listed twice: " + b.name());
+    add(b);
+  }
+  if (res.cases.size() > kMaxBenchCases)
+    throw std::invalid_argument(fmt::format("at most {} cases in one run", kMaxBenchCases));
+
+  check_kvm_available(false);
+  bool need_pv = false, hv = false;
+  for (const CaseResult& r : res.cases) {
+    need_pv |= r.bench.kind == CaseKind::Ipi && r.bench.mechanism == Mechanism::KvmPv;
+    hv |= is_hv(r.bench);
+  }
+  const bool pv_works = need_pv && kvm_hypercall_works();
+  std::vector<CaseResult*> run;
+  std::vector<BenchCase> guest_cases;
+  for (CaseResult& r : res.cases) {
+    if (r.bench.kind == CaseKind::Ipi && r.bench.mechanism == Mechanism::KvmPv && !pv_works) {
+      r.available = false;
+      r.unavailable_reason =
+          "VMCALL never completes on this KVM (the PVM backend, kvm_pvm, does not handle it for ordinary "
+          "long-mode guests): the KVM PV send-IPI hypercall cannot be measured here";
+      continue;
+    }
+    run.push_back(&r);
+    guest_cases.push_back(r.bench);
+  }
 
   VmConfig vc;
   vc.vcpus = 2;
   vc.host_pus = c.host_pus;
-  vc.timeout = c.timeout;
-  const bool hv = is_hv(c.mechanism);
   if (hv) {
     vc.signature = HypervisorSignature::HyperV;
     vc.user_msrs = HypervVmm::trapped_msrs();
   }
+  // The whole run: every case's budget, plus the pilot, plus a margin for slow exits.
+  const double budget_total = c.budget_seconds_per_case * static_cast<double>(run.size()) *
+                              (1.0 + 1.0 / static_cast<double>(c.rounds));
+  vc.timeout = c.timeout.count() > 0
+                   ? c.timeout
+                   : std::chrono::milliseconds(static_cast<long long>(std::max(60.0, 3 * budget_total + 60) * 1000));
   Vm vm(vc);
   std::unique_ptr<HypervVmm> hvm;
   if (hv) {
     hvm = std::make_unique<HypervVmm>(hv::PartitionConfig::identity(2), std::vector<std::uint32_t>{0, 1});
     vm.set_exit_handler(hvm.get());
   }
-  const x86::X86Vm xvm = x86::X86Vm::identity(2);
-
-  BenchResult res;
-  res.config = c;
   res.tsc_khz = vm.tsc_khz();
-  res.loop_iterations = total;
   res.host_pus = {vm.host_pu(0), vm.host_pu(1)};
   SharedArea& sh = vm.shared();
-  sh.iterations = c.iterations;
-  sh.batches = c.batches;
-  sh.warmup = c.warmup;
   sh.halt_gap_tsc = static_cast<std::uint64_t>(c.halt_gap_us * static_cast<double>(res.tsc_khz) / 1000.0);
-  // param[0] = loop budget in TSC cycles (0 = none); param[1] = iterations the loop completed.
-  sh.param[0] = static_cast<std::uint64_t>(c.max_seconds * static_cast<double>(res.tsc_khz) * 1000.0);
+  sh.target_mode.v = static_cast<std::uint64_t>(TargetMode::Halt);
+  sh.rounds_total.v = c.rounds + 1;
+  sh.round.v = 0;
+  sh.fake_clock.v = 0;
+  // Slice of the budget per round and case, in counter units (none with the fake counter).
+  const std::uint64_t slice =
+      c.fake_counter || c.budget_seconds_per_case == 0
+          ? 0
+          : std::max<std::uint64_t>(1, static_cast<std::uint64_t>(c.budget_seconds_per_case / c.rounds *
+                                                                  static_cast<double>(res.tsc_khz) * 1000.0));
 
-  const bool call_single = c.workload == Workload::CallSingle;
-  const std::uint8_t vector = call_single ? kBenchVectorCallSingle : kBenchVectorRoundTrip;
-
-  GuestProgram g(2);
-  Xbyak::Label sender, target, h_rt, h_csd, csd_func;
-
-  // --- IPI handler (round trip): EOI, count, ack.
-  g.L(h_rt);
-  g.push(rax); g.push(rcx); g.push(rdx);
-  g.eoi();
-  g.vcpu_index_from_rsp(rcx);
-  g.shl(rcx, 6);
-  g.mov(rax, kSharedGpa);
-  g.inc(qword[rax + rcx + kOff(offsetof(SharedArea, irqs))]);
-  g.mov(qword[rax + kOff(offsetof(SharedArea, ack))], 1);
-  g.pop(rdx); g.pop(rcx); g.pop(rax);
-  g.iretq();
-
-  // --- IPI handler (call single): EOI first (sysvec_call_function_single), run func(arg), unlock CSD.
-  g.L(h_csd);
-  for (const auto& r : {rax, rcx, rdx, rsi, rdi, r8, r9, r10, r11}) g.push(r);
-  g.eoi();
-  g.vcpu_index_from_rsp(rcx);
-  g.shl(rcx, 6);
-  g.mov(rax, kSharedGpa);
-  g.inc(qword[rax + rcx + kOff(offsetof(SharedArea, irqs))]);
-  g.mov(rdi, qword[rax + kOff(offsetof(SharedArea, csd) + offsetof(Csd, arg))]);
-  g.call(qword[rax + kOff(offsetof(SharedArea, csd) + offsetof(Csd, func))]);
-  g.mov(rax, kSharedGpa);
-  g.mov(qword[rax + kOff(offsetof(SharedArea, csd) + offsetof(Csd, flags))], 0);  // csd_unlock
-  for (const auto& r : {r11, r10, r9, r8, rdi, rsi, rdx, rcx, rax}) g.pop(r);
-  g.iretq();
-
-  // --- The queued function: csd_calls += arg.
-  g.L(csd_func);
-  g.mov(rax, kSharedGpa);
-  g.add(qword[rax + kOff(offsetof(SharedArea, csd_calls))], rdi);
-  g.ret();
-
-  g.set_vector(kBenchVectorRoundTrip, h_rt);
-  g.set_vector(kBenchVectorCallSingle, h_csd);
-
-  // Prepares one send (clears the ack, or locks and fills the CSD) — outside the timed window, as the
-  // kvm-unit-tests ipi test does for its flag. The CSD fill is inside Linux's smp_call_function_single;
-  // here it is three stores to a line the sender owns, a few cycles.
-  auto prepare = [&](std::uint64_t arg) {
-    if (call_single) {
-      g.mov(qword[r15 + kOff(offsetof(SharedArea, csd) + offsetof(Csd, flags))], 1);
-      g.mov(rax, g.gva(csd_func));
-      g.mov(qword[r15 + kOff(offsetof(SharedArea, csd) + offsetof(Csd, func))], rax);
-      g.mov(qword[r15 + kOff(offsetof(SharedArea, csd) + offsetof(Csd, arg))], static_cast<std::uint32_t>(arg));
-    } else {
-      g.mov(qword[r15 + kOff(offsetof(SharedArea, ack))], 0);
-    }
-  };
-
-  // --- Sender (vCPU 0).
-  g.L(sender);
-  g.init_cpu();
-  if (hv) {
-    g.mov(ecx, kHvMsrGuestOsId);
-    g.mov(rax, kIpilabGuestOsId);
-    g.mov(rdx, rax);
-    g.shr(rdx, 32);
-    g.wrmsr();
-    g.mov(ecx, kHvMsrHypercall);
-    g.mov(eax, static_cast<std::uint32_t>(kHypercallPageGpa | 1));
-    g.xor_(edx, edx);
-    g.wrmsr();
+  BenchGuestOptions go;
+  go.hyperv = hv;
+  go.fake_counter = c.fake_counter;
+  vm.load(build_bench_guest(guest_cases, go));
+  Conductor conductor(vm, c, run, slice);
+  vm.set_sync_handler([&](unsigned vcpu, std::uint64_t stage) { conductor.on_sync(vcpu, stage); });
+  try {
+    res.report = vm.run();
+  } catch (const GuestError& e) {
+    // Same error, with the case and round in front of the original detail.
+    const std::string head = fmt::format("guest vCPU {}: {} at RIP {:#x}", e.vcpu(), e.exit_reason(), e.rip());
+    std::string detail = e.what();
+    detail = detail.rfind(head, 0) == 0 ? detail.substr(std::min(detail.size(), head.size() + 2)) : detail;
+    throw GuestError(e.vcpu(), e.exit_reason(), e.rip(),
+                     fmt::format("while measuring {} ({}){}{}", run.at(conductor.current())->bench.name(),
+                                 conductor.round() == 0 ? std::string("pilot round")
+                                                        : fmt::format("round {}", conductor.round()),
+                                 detail.empty() ? "" : ": ", detail));
   }
-  {
-    Xbyak::Label wait_ready;
-    g.L(wait_ready);
-    g.pause();
-    g.cmp(qword[r15 + kOff(offsetof(SharedArea, ready) + kTarget * sizeof(Line))], 0);
-    g.je(wait_ready);
-  }
-  g.mov(edi, 1);
-  g.ucall(UcallCmd::Sync);  // stage 1: the loop starts (host snapshots exit counts)
-  g.mov(r14, total);
-  g.mov(r13, kSamplesGpa);
-  g.rdtsc_ordered();
-  g.mov(rbp, rax);  // loop start, for the budget check
-  {
-    Xbyak::Label loop, wait_ack, loop_end;
-    g.L(loop);
-    if (c.target == TargetState::Halt) {
-      Xbyak::Label gap;
-      g.rdtsc_ordered();
-      g.mov(r12, rax);
-      g.L(gap);
-      g.rdtsc_ordered();
-      g.sub(rax, r12);
-      g.cmp(rax, qword[r15 + kOff(offsetof(SharedArea, halt_gap_tsc))]);
-      g.jb(gap);
-    }
-    prepare(1);
-    g.rdtsc_ordered();
-    g.mov(r12, rax);
-    emit_send(g, c.mechanism, vector, xvm);
-    g.L(wait_ack);  // no PAUSE: the wait is part of the measured latency
-    if (call_single) {
-      g.cmp(qword[r15 + kOff(offsetof(SharedArea, csd) + offsetof(Csd, flags))], 0);
-      g.jne(wait_ack);
-    } else {
-      g.cmp(qword[r15 + kOff(offsetof(SharedArea, ack))], 0);
-      g.je(wait_ack);
-    }
-    g.rdtsc_ordered();
-    g.sub(rax, r12);
-    g.mov(qword[r13], rax);
-    g.add(r13, 8);
-    // Budget check (after the sample is stored, outside the timed window).
-    g.cmp(qword[r15 + kOff(offsetof(SharedArea, param))], 0);
-    Xbyak::Label no_budget;
-    g.je(no_budget);
-    g.add(rax, r12);  // rax = end TSC
-    g.sub(rax, rbp);
-    g.cmp(rax, qword[r15 + kOff(offsetof(SharedArea, param))]);
-    g.jae(loop_end, Xbyak::CodeGenerator::T_NEAR);
-    g.L(no_budget);
-    g.dec(r14);
-    g.jnz(loop, Xbyak::CodeGenerator::T_NEAR);
-    g.L(loop_end);
-    g.mov(rax, r13);
-    g.sub(rax, kSamplesGpa);
-    g.shr(rax, 3);
-    g.mov(qword[r15 + kOff(offsetof(SharedArea, param) + 8)], rax);
-  }
-  g.mov(edi, 2);
-  g.ucall(UcallCmd::Sync);  // stage 2: the loop ended
-  // Stop the target and wake it in case it is halted (one more, untimed IPI).
-  g.mov(qword[r15 + kOff(offsetof(SharedArea, stop))], 1);
-  prepare(0);
-  emit_send(g, c.mechanism, vector, xvm);
-  g.done();
-
-  // --- Target (vCPU 1).
-  g.L(target);
-  g.init_cpu();
-  g.mov(qword[r15 + kOff(offsetof(SharedArea, ready) + kTarget * sizeof(Line))], 1);
-  {
-    Xbyak::Label loop, out;
-    if (c.target == TargetState::Spin) {
-      g.sti();
-      g.L(loop);  // a plain load loop, no PAUSE (pause-loop exiting would yield the vCPU)
-      g.cmp(qword[r15 + kOff(offsetof(SharedArea, stop))], 0);
-      g.je(loop);
-      g.cli();
-    } else {
-      g.L(loop);
-      g.cli();
-      g.cmp(qword[r15 + kOff(offsetof(SharedArea, stop))], 0);
-      g.jne(out);
-      g.sti();  // the STI shadow makes `sti; hlt` atomic: no wakeup is lost
-      g.hlt();
-      g.jmp(loop);
-      g.L(out);
-    }
-  }
-  g.done();
-
-  g.set_entry(kSender, sender);
-  g.set_entry(kTarget, target);
-  vm.load(g.image());
-
-  ExitCounts at_start;
-  vm.set_sync_handler([&](unsigned vcpu, std::uint64_t stage) {
-    if (vcpu != kSender) return;
-    if (stage == 1) at_start = vm.exits_so_far(kSender);
-    if (stage == 2) {
-      ExitCounts now = vm.exits_so_far(kSender);
-      for (auto& [k, v] : now) {
-        const std::uint64_t before = at_start.count(k) ? at_start.at(k) : 0;
-        const std::uint64_t extra = k == "io:ucall" ? 1 : 0;  // the stage-2 sync itself
-        if (v > before + extra) res.sender_loop_exits[k] = v - before - extra;
-      }
-    }
-  });
-  res.report = vm.run();
-
-  const std::uint64_t completed = sh.param[1];
-  if (completed > total) throw std::runtime_error("guest reported more iterations than it was given");
-  res.loop_iterations = completed;
-  res.truncated = completed < total;
-  const auto* samples = reinterpret_cast<const std::uint64_t*>(vm.memory(kSamplesGpa, total * 8));
-  if (completed > c.warmup) res.samples_cycles.assign(samples + c.warmup, samples + completed);
-  res.target_irqs = sh.irqs[kTarget].v;
-  res.csd_calls = sh.csd_calls.v;
+  res.counter_read = conductor.counter_read_;
+  res.rounds = conductor.round() > 0 ? conductor.round() - 1 : 0;
   return res;
 }
 

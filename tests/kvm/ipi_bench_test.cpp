@@ -1,5 +1,8 @@
-// Each send mechanism really delivers, in both target states and both workloads (issue 5): the target's
-// handler count and the CSD call count are exact; x2APIC and PV take no user-space exit in the loop.
+// The interleaved benchmark in a real KVM guest (kvm/ipi_bench.h): every send mechanism really delivers
+// in both target states and both workloads (exact handler and CSD counts per case), x2APIC and PV take no
+// user-space exit inside their chunks and Hyper-V exactly one per hypercall; the guest loops follow the
+// batch estimator (checked with a fake counter: 16.016 per batch, 26 per iteration); a time budget cuts
+// rounds short and says so.
 #include <gtest/gtest.h>
 
 #include "kvm/ipi_bench.h"
@@ -8,89 +11,157 @@
 namespace ipilab::kvm {
 namespace {
 
-struct Case {
-  Mechanism m;
-  TargetState t;
-  Workload w;
-};
+std::vector<BenchCase> every_ipi_case() {
+  std::vector<BenchCase> v;
+  for (Mechanism m : {Mechanism::X2apic, Mechanism::KvmPv, Mechanism::HvFast, Mechanism::HvEx})
+    for (Workload w : {Workload::RoundTrip, Workload::CallSingle})
+      for (TargetState t : {TargetState::Spin, TargetState::Halt}) v.push_back(BenchCase::ipi(m, w, t));
+  return v;
+}
 
-class IpiBenchDelivers : public ::testing::TestWithParam<Case> {};
-
-TEST_P(IpiBenchDelivers, EverySendIsHandledOnceAndLoopHasOnlyExpectedExits) {
-  const Case k = GetParam();
-  const bool hv = k.m == Mechanism::HvFast || k.m == Mechanism::HvEx;
-  IPILAB_SKIP_WITHOUT_KVM(hv);
-  if (k.m == Mechanism::KvmPv && !kvm_hypercall_works())
-    GTEST_SKIP() << "VMCALL does not complete on this KVM (PVM backend): KVM PV send-IPI unavailable";
-  BenchConfig c;
-  c.mechanism = k.m;
-  c.target = k.t;
-  c.workload = k.w;
-  c.iterations = 50;
-  c.batches = 2;
-  c.warmup = 10;
+TEST(IpiBench, EveryCaseDeliversEverySendOnceWithOnlyItsOwnExits) {
+  IPILAB_SKIP_WITHOUT_KVM(true);
+  RoundsConfig c;
+  c.cases = {BenchCase::loop(), BenchCase::cpuid_exit()};
+  for (const BenchCase& b : every_ipi_case()) c.cases.push_back(b);
+  c.rounds = 2;
+  c.samples_per_round = 6;
+  c.pilot_samples = 4;
+  c.warmup = 2;
   c.halt_gap_us = 5;
-  c.max_seconds = 20;
-  const BenchResult r = run_ipi_bench(c);
-  const std::uint64_t total = 10 + 50 * 2;
-  ASSERT_EQ(r.samples_cycles.size(), 100u);
-  for (std::uint64_t s : r.samples_cycles) EXPECT_GT(s, 0u);
-  EXPECT_EQ(r.loop_iterations, total);
-  EXPECT_FALSE(r.truncated);
-  // Every send of the loop, plus the final wake-up IPI unless the target saw `stop` first and left
-  // with interrupts off (then that one stays pending).
-  EXPECT_GE(r.target_irqs, total);
-  EXPECT_LE(r.target_irqs, total + 1);
-  if (k.w == Workload::CallSingle) {
-    EXPECT_EQ(r.csd_calls, total);  // the wake-up queues arg 0
-  }
-  if (hv) {
-    ASSERT_EQ(r.sender_loop_exits.size(), 1u);
-    EXPECT_EQ(r.sender_loop_exits.at("io:hv-hypercall"), total);
-  } else {
-    EXPECT_TRUE(r.sender_loop_exits.empty());
+  c.budget_seconds_per_case = 0;  // no budget: every round takes all its samples
+  c.max_batch = 4;                // keep the spin batches short on a PVM host
+  const RoundsResult r = run_bench_rounds(c);
+  ASSERT_EQ(r.cases.size(), 3u + 16u);
+  EXPECT_EQ(r.cases[0].bench.kind, CaseKind::CounterRead);  // always first
+  EXPECT_EQ(r.rounds, 2u);
+  EXPECT_GT(r.tsc_khz, 0u);
+  const bool pv = kvm_hypercall_works();
+  for (const CaseResult& k : r.cases) {
+    SCOPED_TRACE(k.bench.name());
+    if (k.bench.kind == CaseKind::Ipi && k.bench.mechanism == Mechanism::KvmPv && !pv) {
+      EXPECT_FALSE(k.available);
+      EXPECT_NE(k.unavailable_reason.find("VMCALL"), std::string::npos);
+      EXPECT_TRUE(k.rounds.empty());
+      continue;
+    }
+    ASSERT_TRUE(k.available);
+    ASSERT_EQ(k.rounds.size(), 2u);
+    for (const auto& round : k.rounds) {
+      ASSERT_EQ(round.size(), 6u);
+      for (double s : round) EXPECT_GT(s, 0.0);
+    }
+    EXPECT_EQ(k.pilot.size(), 4u);
+    EXPECT_EQ(k.rounds_truncated, 0u);
+    EXPECT_GE(k.batch_n, 1u);
+    EXPECT_LE(k.batch_n, 4u);
+    if (k.bench.kind == CaseKind::CounterRead) {
+      EXPECT_EQ(k.timing, TimingRule::ByDefinition);
+      EXPECT_EQ(k.iterations_run, 0u);
+      continue;
+    }
+    EXPECT_EQ(k.iterations_run, 2u * 6u * k.batch_n);
+    EXPECT_EQ(k.iterations_planned, k.iterations_run);
+    // pilot (4 x 1) + three chunks of warm-up (3 x 2) + the timed iterations.
+    EXPECT_EQ(k.loop_iterations, 4u + 6u + k.iterations_run);
+    if (k.bench.kind != CaseKind::Ipi) {
+      EXPECT_EQ(k.target_irqs, 0u);
+      EXPECT_TRUE(k.sender_exits.empty());
+      continue;
+    }
+    if (k.bench.target == TargetState::Halt) {
+      EXPECT_EQ(k.batch_n, 1u);
+      EXPECT_EQ(k.timing, TimingRule::IdleGap);
+    }
+    EXPECT_EQ(k.target_irqs, k.loop_iterations);
+    if (k.bench.workload == Workload::CallSingle) EXPECT_EQ(k.csd_calls, k.loop_iterations);
+    else EXPECT_EQ(k.csd_calls, 0u);
+    const bool hv = k.bench.mechanism == Mechanism::HvFast || k.bench.mechanism == Mechanism::HvEx;
+    if (hv) {
+      ASSERT_EQ(k.sender_exits.size(), 1u);
+      EXPECT_EQ(k.sender_exits.at("io:hv-hypercall"), k.loop_iterations);
+    } else {
+      EXPECT_TRUE(k.sender_exits.empty());
+    }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Kvm, IpiBenchDelivers,
-    ::testing::Values(Case{Mechanism::X2apic, TargetState::Spin, Workload::RoundTrip},
-                      Case{Mechanism::X2apic, TargetState::Halt, Workload::RoundTrip},
-                      Case{Mechanism::X2apic, TargetState::Spin, Workload::CallSingle},
-                      Case{Mechanism::KvmPv, TargetState::Spin, Workload::RoundTrip},
-                      Case{Mechanism::KvmPv, TargetState::Halt, Workload::CallSingle},
-                      Case{Mechanism::HvFast, TargetState::Spin, Workload::RoundTrip},
-                      Case{Mechanism::HvFast, TargetState::Halt, Workload::CallSingle},
-                      Case{Mechanism::HvEx, TargetState::Spin, Workload::RoundTrip},
-                      Case{Mechanism::HvEx, TargetState::Halt, Workload::RoundTrip}),
-    [](const auto& info) {
-      std::string n = std::string(to_string(info.param.m)) + "_" + to_string(info.param.t) + "_" +
-                      to_string(info.param.w);
-      for (char& ch : n)
-        if (ch == '-') ch = '_';
-      return n;
-    });
+TEST(IpiBench, GuestLoopsAreBatchEstimatorsAgainstAFakeCounter) {
+  // Every timestamp read costs 10 units and every iteration 16 (the real operations still run).
+  IPILAB_SKIP_WITHOUT_KVM(true);
+  RoundsConfig c;
+  c.cases = {BenchCase::loop(), BenchCase::cpuid_exit(),
+             BenchCase::ipi(Mechanism::X2apic, Workload::RoundTrip, TargetState::Spin),
+             BenchCase::ipi(Mechanism::X2apic, Workload::RoundTrip, TargetState::Halt),
+             BenchCase::ipi(Mechanism::HvFast, Workload::CallSingle, TargetState::Halt)};
+  c.rounds = 1;
+  c.samples_per_round = 2;
+  c.pilot_samples = 3;
+  c.warmup = 1;
+  c.halt_gap_us = 5;
+  c.fake_counter = FakeCounter{10, 16};
+  const RoundsResult r = run_bench_rounds(c);
+  EXPECT_DOUBLE_EQ(r.counter_read, 10.0);
+  for (const CaseResult& k : r.cases) {
+    SCOPED_TRACE(k.bench.name());
+    ASSERT_EQ(k.rounds.size(), 1u);
+    ASSERT_EQ(k.rounds[0].size(), 2u);
+    for (double p : k.pilot) EXPECT_DOUBLE_EQ(p, k.bench.kind == CaseKind::CounterRead ? 10.0 : 26.0);
+    for (double s : k.rounds[0]) {
+      if (k.bench.kind == CaseKind::CounterRead) {
+        EXPECT_DOUBLE_EQ(s, 10.0);
+      } else if (k.bench.target == TargetState::Halt && k.bench.kind == CaseKind::Ipi) {
+        EXPECT_EQ(k.batch_n, 1u);
+        EXPECT_DOUBLE_EQ(s, 26.0);  // one pair per iteration: 16 + 10
+      } else {
+        EXPECT_EQ(k.batch_n, 625u);  // 10 / (0.001 * 16)
+        EXPECT_EQ(k.timing, TimingRule::Batch);
+        EXPECT_DOUBLE_EQ(s, (625.0 * 16 + 10) / 625);  // 16.016: one read over 625 iterations
+      }
+    }
+  }
+}
 
-}  // namespace
-}  // namespace ipilab::kvm
-
-namespace ipilab::kvm {
-namespace {
-
-TEST(IpiBench, TimeBudgetCutsTheLoopAndKeepsTheSamplesTaken) {
+TEST(IpiBench, TimeBudgetCutsEveryRoundAndSaysSo) {
   IPILAB_SKIP_WITHOUT_KVM();
-  BenchConfig c;
-  c.target = TargetState::Halt;
-  c.iterations = 100000;
-  c.batches = 1;
-  c.warmup = 0;
-  c.halt_gap_us = 200;   // >= 200 µs per iteration: 100000 iterations would take 20 s
-  c.max_seconds = 0.05;
-  const BenchResult r = run_ipi_bench(c);
-  EXPECT_TRUE(r.truncated);
-  EXPECT_LT(r.loop_iterations, 100000u);
-  EXPECT_GT(r.loop_iterations, 0u);
-  EXPECT_EQ(r.samples_cycles.size(), r.loop_iterations);
+  RoundsConfig c;
+  c.cases = {BenchCase::ipi(Mechanism::X2apic, Workload::RoundTrip, TargetState::Halt)};
+  c.rounds = 2;
+  c.samples_per_round = 100000;
+  c.pilot_samples = 2;
+  c.halt_gap_us = 200;               // >= 200 us per sample
+  c.budget_seconds_per_case = 0.02;  // 10 ms per round: far fewer than 100000 samples
+  const RoundsResult r = run_bench_rounds(c);
+  const CaseResult& k = r.cases.at(1);
+  EXPECT_EQ(k.rounds_truncated, 2u);
+  ASSERT_EQ(k.rounds.size(), 2u);
+  for (const auto& round : k.rounds) {
+    EXPECT_GT(round.size(), 0u);
+    EXPECT_LT(round.size(), 100000u);
+  }
+  EXPECT_LT(k.iterations_run, k.iterations_planned);
+  EXPECT_EQ(k.iterations_run, k.rounds[0].size() + k.rounds[1].size());
+}
+
+TEST(IpiBench, BadConfigurationsAreRefusedBeforeAnyVm) {
+  RoundsConfig c;
+  c.rounds = 0;
+  EXPECT_THROW(run_bench_rounds(c), std::invalid_argument);
+  c.rounds = 1;
+  c.cases = {BenchCase::loop(), BenchCase::loop()};
+  EXPECT_THROW(run_bench_rounds(c), std::invalid_argument);
+  c.cases = {};
+  c.samples_per_round = kMaxChunkRecords + 1;
+  EXPECT_THROW(run_bench_rounds(c), std::invalid_argument);
+}
+
+TEST(IpiBench, CaseNamesAndParsing) {
+  EXPECT_EQ(BenchCase::ipi(Mechanism::HvEx, Workload::CallSingle, TargetState::Spin).name(), "hv-ex/call-single/spin");
+  EXPECT_EQ(BenchCase::cpuid_exit().name(), "cpuid-exit");
+  EXPECT_EQ(mechanism_from_string("kvm-pv"), Mechanism::KvmPv);
+  EXPECT_FALSE(mechanism_from_string("kvm_pv"));
+  EXPECT_EQ(workload_from_string("call-single"), Workload::CallSingle);
+  EXPECT_EQ(target_from_string("halt"), TargetState::Halt);
 }
 
 }  // namespace
