@@ -1,6 +1,11 @@
-// ipilab measure — real measurements on this machine: IPI round trips in KVM guests (src/kvm) and the
-// core-to-core cache-line latency matrix (src/measure/c2c.h); optional cost-profile output.
+// ipilab measure kvm | c2c | all — real measurements on this machine: IPI round trips in a KVM guest
+// (src/kvm, interleaved rounds) and the core-to-core cache-line latency matrix (src/measure/c2c.h);
+// JSON, CSV, a heat map and a complete cost profile (src/measure/profile_writer.h). This file parses
+// and prints; the measuring and the statistics live in src/measure.
+#include <unistd.h>
+
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,93 +15,254 @@
 #include "common/error.h"
 #include "common/file.h"
 #include "measure/c2c.h"
+#include "measure/outputs.h"
+#include "measure/profile_writer.h"
 #include "measure/report.h"
 
 namespace ipilab::cli {
 
 namespace {
 
-constexpr const char* kDescription = R"(Measure IPIs on this machine, for real.
+constexpr const char* kDefaultBase = "kvm-skylake-pv-ipi";
 
-  kvm   IPI micro-benchmarks in a 2-vCPU KVM guest built by ipilab's own VMM (vCPU threads pinned to
-        host CPUs 0 and 1). Workloads: ipi-roundtrip (send, target handler acks through a shared flag:
-        the kvm-unit-tests `ipi` shape) and call-single (smp_call_function_single-like, a queued CSD).
-        Target states: spin (target loops with interrupts on) and halt (target in HLT). Send mechanisms:
-        x2apic (WRMSR 0x830), kvm-pv (KVM_HC_SEND_IPI), hv-fast / hv-ex (Hyper-V
-        HvCallSendSyntheticClusterIpi[Ex], executed by ipilab's VMM in user space: one exit per call).
-        Per case: median, p99, mean (TSC cycles and ns) and CV of the batch medians, plus the exits to
-        user space the VMM saw inside the timed loop. Also the cost of one VM exit (CPUID).
-  c2c   One-way core-to-core latency matrix (ns) between host CPUs: CAS ping-pong on one cache line,
-        round trip / 2 (the core-to-core-latency method).
-  all   Both (the default).
+constexpr const char* kMeasureHelp = R"(Measure IPIs on this machine, for real.
 
-Units: cycles are guest TSC cycles (frequency from KVM_GET_TSC_KHZ); ns = cycles / TSC GHz.
-Without /dev/kvm (or without permission) `kvm` exits with status 3 and says why.
+  ipilab measure kvm   IPI round trips and call-single in a 2-vCPU KVM guest run by ipilab's own VMM
+  ipilab measure c2c   one-way core-to-core cache-line latency between host CPUs
+  ipilab measure all   both (what a bare 'ipilab measure' runs, with the defaults)
 
-Examples:
-  ipilab measure
-  ipilab measure kvm --iterations 2000 --json out.json --profile-out profiles/this-host.toml
-  ipilab measure c2c --csv c2c.csv --heatmap c2c.png)";
+Each has its own --help. Without /dev/kvm (or without permission) kvm exits 3 and says why.)";
+
+constexpr const char* kKvmHelp = R"(How: one VM holds every case; the sender visits them in interleaved rounds
+(A B C ... A B C ...) so slow drift of the host hits all alike. Cases: counter-read (one LFENCE;RDTSC;LFENCE
+pair, reported apart), loop (the batch loop itself), cpuid-exit (one exit handled in KVM: the reference of
+the ratios), and workload x target x mechanism: ipi-roundtrip (the kvm-unit-tests `ipi` shape) and
+call-single (a queued CSD, smp_call_function_single-like); target spin or halt; x2apic (WRMSR 0x830), kvm-pv
+(KVM_HC_SEND_IPI), hv-fast / hv-ex (Hyper-V HvCallSendSyntheticClusterIpi[Ex], executed by ipilab's VMM in
+user space: one exit per call).
+Timing: a pilot round sizes each case's batch so the counter read is at most --max-bias of a sample (one
+timestamp pair per batch, the sample is the batch's per-iteration mean); a case is timed per iteration only
+where its operation is that long anyway, or the target is halted (the idle gap before each send stays out of
+the timed window). The table says which, per case.
+Per case: iterations run, median and p99 (cycles), the median in ns with its 95 % bootstrap interval over
+rounds, and the ratio to --reference with a paired interval (ratios survive the host's drift; absolute
+figures here move 15-40 % from run to run). A time budget that stops rounds early is marked '*'.
+Units: guest TSC cycles (frequency from KVM_GET_TSC_KHZ); ns = cycles / TSC GHz.
+
+Examples (from any directory):
+  ipilab measure kvm
+  ipilab measure kvm --mechanisms x2apic,hv-fast --targets halt --rounds 30 --json /tmp/kvm.json
+  ipilab measure kvm --profile-out /tmp/this-host.toml --base kvm-skylake-pv-ipi
+  ipilab measure kvm --json - | jq '.kvm.cases[] | {name, ratio: .ratio_to_reference.value}')";
+
+constexpr const char* kC2cHelp = R"(How: two threads pinned with hwloc CAS one cache line back and forth; one
+steady_clock pair times a whole sample of --round-trips round trips (one-way = time / 2 / round trips);
+every CPU pair is visited once per round, --rounds rounds, so drift hits all pairs alike. Table of mean ±
+stddev per pair; a pair whose spread exceeds its mean is named in the warnings.
+
+Examples (from any directory):
+  ipilab measure c2c
+  ipilab measure c2c --cpus 0,1 --rounds 50 --csv /tmp/c2c.csv --heatmap /tmp/c2c.svg
+  ipilab measure c2c --json - | jq .c2c.median_pair_ns)";
+
+constexpr const char* kAllHelp = R"(Both 'kvm' and 'c2c' (see their --help); --profile-out then holds the
+measured KVM primitives and the cache-line transfer.
+
+Examples (from any directory):
+  ipilab measure all
+  ipilab measure all --json /tmp/measure.json --profile-out /tmp/this-host.toml --base kvm-skylake-pv-ipi)";
+
+struct Opts {
+  // kvm
+  unsigned rounds = 20;
+  std::uint64_t samples = 200;
+  double budget = 2.0;
+  double halt_gap_us = 30;
+  std::uint64_t warmup = 5;
+  double max_bias = 0.001;
+  std::vector<std::string> mechanisms{"x2apic", "kvm-pv", "hv-fast", "hv-ex"};
+  std::vector<std::string> workloads{"ipi-roundtrip", "call-single"};
+  std::vector<std::string> targets{"spin", "halt"};
+  std::string reference = "cpuid-exit";
+  std::vector<unsigned> vcpu_cpus;
+  unsigned resamples = 1000;
+  std::uint64_t seed = 1;
+  // c2c
+  std::vector<unsigned> cpus;
+  unsigned round_trips = 1000;
+  unsigned c2c_rounds = 30;
+  std::string csv, heatmap;
+  // outputs
+  std::string json, profile_out, base;
+};
+
+enum Which : unsigned { kKvm = 1, kC2c = 2 };
+
+void add_options(CLI::App* cmd, Opts& o, unsigned which) {
+  if (which & kKvm) {
+    cmd->add_option("--rounds", o.rounds, "KVM: interleaved rounds (after one pilot round)")
+        ->check(CLI::Range(1u, 100000u))
+        ->capture_default_str();
+    cmd->add_option("--samples", o.samples, "KVM: samples per case and round")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{262144}))
+        ->capture_default_str();
+    cmd->add_option("--budget", o.budget, "KVM: time budget per case over all rounds, seconds (0 = none)")
+        ->check(CLI::Range(0.0, 86400.0))
+        ->capture_default_str();
+    cmd->add_option("--halt-gap-us", o.halt_gap_us, "KVM halt cases: sender idle time before each send, us")
+        ->check(CLI::Range(0.0, 1e6))
+        ->capture_default_str();
+    cmd->add_option("--warmup", o.warmup, "KVM: untimed iterations at the start of each case's chunk")
+        ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1000000}))
+        ->capture_default_str();
+    cmd->add_option("--max-bias", o.max_bias, "KVM: largest share of a sample the counter read may take")
+        ->check(CLI::Range(1e-6, 0.5))
+        ->capture_default_str();
+    cmd->add_option("--mechanisms", o.mechanisms, "KVM: send mechanisms, comma-separated")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"x2apic", "kvm-pv", "hv-fast", "hv-ex"}))
+        ->capture_default_str();
+    cmd->add_option("--workloads", o.workloads, "KVM: workloads, comma-separated")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"ipi-roundtrip", "call-single"}))
+        ->capture_default_str();
+    cmd->add_option("--targets", o.targets, "KVM: target states, comma-separated")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"spin", "halt"}))
+        ->capture_default_str();
+    cmd->add_option("--reference", o.reference, "KVM: the case every ratio divides by (a case name of the table)")
+        ->capture_default_str();
+    cmd->add_option("--vcpu-cpus", o.vcpu_cpus, "KVM: host CPUs (hwloc PU indices) of the sender and target vCPUs")
+        ->delimiter(',')
+        ->expected(2);
+    cmd->add_option("--resamples", o.resamples, "KVM: bootstrap resamples for the intervals")
+        ->check(CLI::Range(1u, 1000000u))
+        ->capture_default_str();
+    cmd->add_option("--seed", o.seed, "KVM: bootstrap RNG seed (the intervals are reproducible from the JSON)")
+        ->capture_default_str();
+  }
+  if (which & kC2c) {
+    cmd->add_option("--cpus", o.cpus, "c2c: host CPUs (hwloc PU indices), comma-separated; default all")->delimiter(',');
+    cmd->add_option("--round-trips", o.round_trips, "c2c: round trips per sample")
+        ->check(CLI::Range(1u, 10000000u))
+        ->capture_default_str();
+    cmd->add_option(which & kKvm ? "--c2c-rounds" : "--rounds", o.c2c_rounds, "c2c: interleaved rounds (samples per pair)")
+        ->check(CLI::Range(1u, 100000u))
+        ->capture_default_str();
+    cmd->add_option("--csv", o.csv, "c2c: write the matrix of mean one-way ns as CSV to FILE")->type_name("FILE");
+    cmd->add_option("--heatmap", o.heatmap, "c2c: write a heat map with gnuplot; the extension names the format")
+        ->type_name("FILE.png|.svg|.pdf");
+  }
+  cmd->add_option("--json", o.json, "write the full report as JSON to FILE ('-' = stdout instead of the table)")
+      ->type_name("FILE|-");
+  cmd->add_option("--profile-out", o.profile_out,
+                  "write a complete cost profile: the measured primitives (empirical histograms, provenance) over "
+                  "--base")
+      ->type_name("FILE.toml");
+  cmd->add_option("--base", o.base,
+                  fmt::format("with --profile-out: the profile the measured entries override (shipped name or "
+                              "file; default {})", kDefaultBase))
+      ->type_name("PROFILE");
+}
+
+template <class E, class F>
+std::vector<E> parse_list(const std::vector<std::string>& names, F from_string) {
+  std::vector<E> v;
+  for (const std::string& n : names)
+    if (const auto e = from_string(n)) v.push_back(*e);
+  return v;
+}
+
+void run(const Opts& o, unsigned which) {
+  measure::MeasureOptions mo;
+  mo.kvm = which & kKvm;
+  mo.c2c = which & kC2c;
+  mo.k.rounds = o.rounds;
+  mo.k.samples_per_round = o.samples;
+  mo.k.budget_seconds_per_case = o.budget;
+  mo.k.halt_gap_us = o.halt_gap_us;
+  mo.k.warmup = o.warmup;
+  mo.k.max_bias = o.max_bias;
+  mo.k.mechanisms = parse_list<kvm::Mechanism>(o.mechanisms, kvm::mechanism_from_string);
+  mo.k.workloads = parse_list<kvm::Workload>(o.workloads, kvm::workload_from_string);
+  mo.k.targets = parse_list<kvm::TargetState>(o.targets, kvm::target_from_string);
+  mo.k.reference = o.reference;
+  mo.k.host_pus = o.vcpu_cpus;
+  mo.bootstrap.resamples = o.resamples;
+  mo.bootstrap.seed = o.seed;
+  mo.c2c_config.pus = o.cpus;
+  mo.c2c_config.round_trips = o.round_trips;
+  mo.c2c_config.samples = o.c2c_rounds;
+
+  // Everything that can be wrong with the request is found before measuring.
+  measure::check_options(mo);
+  if (!o.base.empty() && o.profile_out.empty()) throw InputError("--base", "only means something with --profile-out");
+  measure::check_outputs({{"--json", o.json, true},
+                          {"--csv", o.csv, false},
+                          {"--heatmap", o.heatmap, false},
+                          {"--profile-out", o.profile_out, false}});
+  if (!o.heatmap.empty()) {
+    measure::image_format_of(o.heatmap, "--heatmap");
+    if (!measure::gnuplot_available())
+      throw UnavailableError("gnuplot is not installed (Debian: gnuplot-nox); --heatmap needs it");
+  }
+  std::optional<measure::BaseProfile> base;
+  if (!o.profile_out.empty()) base = measure::load_base_profile(o.base.empty() ? kDefaultBase : o.base);
+
+  const bool json_stdout = o.json == "-";
+  if (::isatty(2) == 1) mo.progress = [](const std::string& line) { fmt::print(stderr, "\r{:<70}", line); };
+  const measure::MeasureReport r = measure::run_measure(mo);
+  if (mo.progress) fmt::print(stderr, "\r{:<70}\r", "");
+
+  // Outputs: all computed first, then written (each atomically).
+  std::string profile_text;
+  if (base) profile_text = measure::to_profile_toml(r, *base);
+  if (json_stdout) {
+    std::fputs((measure::to_json(r).dump(2) + "\n").c_str(), stdout);
+    for (const std::string& w : r.warnings) fmt::print(stderr, "ipilab: warning: {}\n", w);
+  } else {
+    std::fputs(measure::to_table(r).c_str(), stdout);
+    if (!o.json.empty()) write_file_atomically(o.json, measure::to_json(r).dump(2) + "\n");
+  }
+  std::fflush(stdout);
+  if (base) {
+    write_file_atomically(o.profile_out, profile_text);
+    fmt::print(stderr, "ipilab: wrote {} (measured entries over '{}')\n", o.profile_out, base->reference);
+  }
+  if (r.c2c && !o.csv.empty()) write_file_atomically(o.csv, measure::c2c_csv(*r.c2c));
+  if (r.c2c && !o.heatmap.empty()) measure::c2c_heatmap(*r.c2c, o.heatmap);
+  const auto failed = r.failed_cases();
+  if (!failed.empty()) {
+    std::string names;
+    for (const std::string& n : failed) names += (names.empty() ? "" : ", ") + n;
+    throw CheckFailed(fmt::format("{} case{} produced no samples: {}", failed.size(), failed.size() == 1 ? "" : "s",
+                                  names));
+  }
+}
 
 }  // namespace
 
 void add_measure_command(CLI::App& root) {
-  auto* cmd = root.add_subcommand("measure", "Measure IPI round trips in real KVM guests and core-to-core latency");
-  cmd->description(kDescription);
-  struct Opts {
-    std::string what = "all";
-    std::uint64_t iterations = 1000;
-    unsigned batches = 5;
-    double budget = 1.5;
-    double halt_gap_us = 30;
-    std::string json, profile_out, csv, heatmap;
-    std::vector<unsigned> cpus;
-  };
-  auto o = std::make_shared<Opts>();
-  cmd->add_option("what", o->what, "kvm, c2c or all")->check(CLI::IsMember({"kvm", "c2c", "all"}))->capture_default_str();
-  cmd->add_option("--iterations", o->iterations,
-                  "KVM: timed iterations per batch; c2c: round trips per sample")->capture_default_str();
-  cmd->add_option("--batches", o->batches, "KVM: batches per case (CV is over batch medians)")->capture_default_str();
-  cmd->add_option("--budget", o->budget, "KVM: time budget per case's timed loop, seconds (0 = none)")
-      ->capture_default_str();
-  cmd->add_option("--halt-gap-us", o->halt_gap_us, "KVM halt cases: idle time between sends, µs")->capture_default_str();
-  cmd->add_option("--json", o->json, "also write the full report as JSON to FILE");
-  cmd->add_option("--profile-out", o->profile_out,
-                  "write a cost profile (TOML, src/cost format) of the measured primitives with provenance");
-  cmd->add_option("--csv", o->csv, "c2c: write the matrix of mean one-way ns as CSV to FILE");
-  cmd->add_option("--heatmap", o->heatmap, "c2c: write a heat map PNG (gnuplot) to FILE");
-  cmd->add_option("--cpus", o->cpus, "c2c: host CPUs (hwloc PU indices) to measure; default all");
-  cmd->callback([o] {
-    if (o->iterations == 0) throw InputError("--iterations", "must be > 0");
-    if (o->batches == 0) throw InputError("--batches", "must be > 0");
-    if (o->budget < 0) throw InputError("--budget", "must be >= 0");
-    if (o->halt_gap_us < 0) throw InputError("--halt-gap-us", "must be >= 0");
-    measure::MeasureOptions mo;
-    mo.kvm = o->what != "c2c";
-    mo.c2c = o->what != "kvm";
-    mo.iterations = o->iterations;
-    mo.batches = o->batches;
-    mo.max_seconds_per_case = o->budget;
-    mo.halt_gap_us = o->halt_gap_us;
-    measure::MeasureReport r;
-    if (mo.c2c && !o->cpus.empty()) {
-      // c2c on a CPU subset: run it separately so --cpus applies.
-      measure::MeasureOptions kv = mo;
-      kv.c2c = false;
-      if (mo.kvm) r = measure::run_measure(kv);
-      else r.host = measure::probe_host();
-      measure::C2cConfig cc;
-      cc.pus = o->cpus;
-      cc.round_trips = static_cast<unsigned>(o->iterations);
-      r.c2c = measure::measure_c2c(cc);
-    } else {
-      r = measure::run_measure(mo);
-    }
-    std::fputs(measure::to_table(r).c_str(), stdout);
-    if (!o->json.empty()) write_file_atomically(o->json, measure::to_json(r).dump(2) + "\n");
-    if (!o->profile_out.empty()) write_file_atomically(o->profile_out, measure::to_profile_toml(r));
-    if (r.c2c && !o->csv.empty()) write_file_atomically(o->csv, measure::c2c_csv(*r.c2c));
-    if (r.c2c && !o->heatmap.empty()) measure::c2c_heatmap_png(*r.c2c, o->heatmap);
+  auto* cmd = root.add_subcommand("measure", "Measure IPI round trips in a real KVM guest and core-to-core latency");
+  cmd->description(kMeasureHelp);
+  cmd->require_subcommand(0, 1);
+  auto kvm_o = std::make_shared<Opts>();
+  auto c2c_o = std::make_shared<Opts>();
+  auto all_o = std::make_shared<Opts>();
+  auto* kvm = cmd->add_subcommand("kvm", "IPI micro-benchmarks in a KVM guest, interleaved rounds, ratios with intervals");
+  kvm->footer(kKvmHelp);
+  add_options(kvm, *kvm_o, kKvm);
+  kvm->callback([kvm_o] { run(*kvm_o, kKvm); });
+  auto* c2c = cmd->add_subcommand("c2c", "One-way core-to-core cache-line latency matrix between host CPUs");
+  c2c->footer(kC2cHelp);
+  add_options(c2c, *c2c_o, kC2c);
+  c2c->callback([c2c_o] { run(*c2c_o, kC2c); });
+  auto* all = cmd->add_subcommand("all", "Both kvm and c2c");
+  all->footer(kAllHelp);
+  add_options(all, *all_o, kKvm | kC2c);
+  all->callback([all_o] { run(*all_o, kKvm | kC2c); });
+  cmd->callback([cmd, all_o] {
+    if (cmd->get_subcommands().empty()) run(*all_o, kKvm | kC2c);  // bare 'ipilab measure'
   });
 }
 

@@ -17,6 +17,7 @@ constexpr std::string_view kX86 = "x86 native send paths (x2APIC ICR, KVM PV sen
 constexpr CostKeyInfo kCatalog[] = {
     // Guest (Linux inside the VM).
     {"guest.bench_loop", D, "per iteration of the benchmark loop itself (rdtsc/counter reads, loop control)", kAll},
+    {"guest.counter_read", D, "one timestamp pair around a timed region (LFENCE; RDTSC; LFENCE at each end): once per sample, so once per iteration when each iteration is timed and once per batch otherwise", "ipilab measure cases (this-host)"},
     {"guest.ipi_path_call", D, "entering the guest's send-IPI path once: indirect call through apic->send_IPI*, preempt/irq bookkeeping", kAll},
     {"guest.irq_save_restore", D, "one local_irq_save() + local_irq_restore() pair around a send", kAll},
     {"guest.cpumask_word", D, "touching one 64-bit word of a cpumask (clear, set or scan); walking NR_CPUS bits touches NR_CPUS/64 words", "Hyper-V mask/Ex paths, multicast"},

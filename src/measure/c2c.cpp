@@ -16,6 +16,8 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "measure/estimator.h"
+#include "measure/outputs.h"
 #include "measure/stats.h"
 
 namespace ipilab::measure {
@@ -32,6 +34,7 @@ class Topology {
   Topology(const Topology&) = delete;
   Topology& operator=(const Topology&) = delete;
   unsigned pu_count() const { return static_cast<unsigned>(std::max(0, hwloc_get_nbobjs_by_type(t_, HWLOC_OBJ_PU))); }
+  hwloc_topology_t get() const { return t_; }
   bool pin_current_thread(unsigned pu) const {
     hwloc_obj_t o = hwloc_get_obj_by_type(t_, HWLOC_OBJ_PU, pu);
     return o != nullptr && hwloc_set_cpubind(t_, o->cpuset, HWLOC_CPUBIND_THREAD) == 0;
@@ -41,17 +44,34 @@ class Topology {
   hwloc_topology_t t_;
 };
 
+double steady_ns() {
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Where two PUs meet in the topology (hwloc objects by logical index).
+PairClass classify(hwloc_topology_t t, unsigned a, unsigned b) {
+  hwloc_obj_t pa = hwloc_get_obj_by_type(t, HWLOC_OBJ_PU, a), pb = hwloc_get_obj_by_type(t, HWLOC_OBJ_PU, b);
+  if (!pa || !pb) return PairClass::SameNode;
+  hwloc_obj_t ca = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_CORE, pa);
+  if (ca && ca == hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_CORE, pb)) return PairClass::Smt;
+  if (pa->nodeset && pb->nodeset && hwloc_bitmap_isequal(pa->nodeset, pb->nodeset)) return PairClass::SameNode;
+  hwloc_obj_t sa = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, pa);
+  if (sa && sa == hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, pb)) return PairClass::SameSocket;
+  return PairClass::CrossSocket;
+}
+
 struct alignas(64) Flag {
   std::atomic<std::uint32_t> v{0};
   char pad[60];
 };
 
-// One pair: returns the `samples` one-way latencies in ns.
-std::vector<double> ping_pong(const Topology& topo, unsigned pu_a, unsigned pu_b, unsigned round_trips,
-                              unsigned samples) {
+// One sample of one pair: a discarded warm-up exchange, then `round_trips` round trips timed with one
+// clock pair (the batch estimator). Returns one-way ns.
+double ping_pong(const Topology& topo, unsigned pu_a, unsigned pu_b, unsigned round_trips) {
   Flag flag;
   std::atomic<bool> ready{false}, pin_failed{false};
-  const std::uint64_t total = static_cast<std::uint64_t>(round_trips) * (samples + 1);
+  const unsigned warmup = std::max(1u, round_trips / 10);
+  const std::uint64_t total = static_cast<std::uint64_t>(round_trips) + warmup;
   std::thread responder([&] {
     if (!topo.pin_current_thread(pu_b)) pin_failed = true;
     ready = true;
@@ -63,30 +83,21 @@ std::vector<double> ping_pong(const Topology& topo, unsigned pu_a, unsigned pu_b
   });
   while (!ready) std::this_thread::yield();
   const bool pinned = topo.pin_current_thread(pu_a);
+  auto one_round_trip = [&] {
+    std::uint32_t expected = 0;
+    while (!flag.v.compare_exchange_weak(expected, 1, std::memory_order_acq_rel)) expected = 0;
+  };
   if (pin_failed || !pinned) {
     // Let the responder finish: it only runs when pinned; if it is, feed it so it returns.
-    if (!pin_failed) {
-      for (std::uint64_t k = 0; k < total; ++k) {
-        std::uint32_t expected = 0;
-        while (!flag.v.compare_exchange_weak(expected, 1, std::memory_order_acq_rel)) expected = 0;
-      }
-    }
+    if (!pin_failed)
+      for (std::uint64_t k = 0; k < total; ++k) one_round_trip();
     responder.join();
     throw UnavailableError(fmt::format("cannot pin a thread to PU {} or {}", pu_a, pu_b));
   }
-  std::vector<double> out;
-  for (unsigned s = 0; s < samples + 1; ++s) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (unsigned r = 0; r < round_trips; ++r) {
-      std::uint32_t expected = 0;
-      while (!flag.v.compare_exchange_weak(expected, 1, std::memory_order_acq_rel)) expected = 0;
-    }
-    const auto t1 = std::chrono::steady_clock::now();
-    if (s > 0)  // the first sample is the warm-up
-      out.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / (2.0 * round_trips));
-  }
+  for (unsigned k = 0; k < warmup; ++k) one_round_trip();
+  const TimedBatch b = time_batch(steady_ns, one_round_trip, round_trips);
   responder.join();
-  return out;
+  return b.per_iteration() / 2.0;
 }
 
 }  // namespace
@@ -98,8 +109,26 @@ double C2cMatrix::median_pair_ns() const {
   return v.empty() ? std::numeric_limits<double>::quiet_NaN() : median(v);
 }
 
+const char* cost_key(PairClass c) {
+  switch (c) {
+    case PairClass::Smt: return "mem.cacheline_smt";
+    case PairClass::SameNode: return "mem.cacheline_same_node";
+    case PairClass::SameSocket: return "mem.cacheline_same_socket";
+    case PairClass::CrossSocket: return "mem.cacheline_cross_socket";
+  }
+  return "mem.cacheline_same_node";
+}
+
+std::vector<std::pair<unsigned, unsigned>> C2cMatrix::noisy_pairs() const {
+  std::vector<std::pair<unsigned, unsigned>> out;
+  for (std::size_t i = 0; i < pus.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (stddev_ns[i][j] > mean_ns[i][j]) out.emplace_back(pus[i], pus[j]);
+  return out;
+}
+
 C2cMatrix measure_c2c(const C2cConfig& cfg) {
-  if (cfg.round_trips == 0 || cfg.samples == 0) throw InputError("--iterations", "must be > 0");
+  if (cfg.round_trips == 0 || cfg.samples == 0) throw InputError("--round-trips", "must be > 0");
   Topology topo;
   C2cMatrix m;
   m.pus = cfg.pus;
@@ -113,11 +142,19 @@ C2cMatrix measure_c2c(const C2cConfig& cfg) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   m.mean_ns.assign(n, std::vector<double>(n, nan));
   m.stddev_ns = m.min_ns = m.mean_ns;
+  m.samples_ns.assign(n, std::vector<std::vector<double>>(n));
+  m.pair_class.assign(n, std::vector<PairClass>(n, PairClass::SameNode));
   m.round_trips = cfg.round_trips;
   m.samples = cfg.samples;
+  m.clock_overhead_ns = counter_overhead(steady_ns);
+  // Interleaved rounds: every pair once per round.
+  for (unsigned round = 0; round < cfg.samples; ++round)
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        m.samples_ns[i][j].push_back(ping_pong(topo, m.pus[i], m.pus[j], cfg.round_trips));
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < i; ++j) {
-      const std::vector<double> s = ping_pong(topo, m.pus[i], m.pus[j], cfg.round_trips, cfg.samples);
+      const std::vector<double>& s = m.samples_ns[i][j];
       double mean = 0, var = 0, mn = s.front();
       for (double x : s) { mean += x; mn = std::min(mn, x); }
       mean /= static_cast<double>(s.size());
@@ -126,13 +163,15 @@ C2cMatrix measure_c2c(const C2cConfig& cfg) {
       m.mean_ns[i][j] = m.mean_ns[j][i] = mean;
       m.stddev_ns[i][j] = m.stddev_ns[j][i] = sd;
       m.min_ns[i][j] = m.min_ns[j][i] = mn;
+      m.samples_ns[j][i] = s;
+      m.pair_class[i][j] = m.pair_class[j][i] = classify(topo.get(), m.pus[i], m.pus[j]);
     }
   return m;
 }
 
 std::string c2c_table(const C2cMatrix& m) {
-  std::string out = fmt::format("One-way core-to-core latency, ns (CAS ping-pong, {} round trips x {} samples; "
-                                "mean ± stddev)\n{:>8}", m.round_trips, m.samples, "CPU");
+  std::string out = fmt::format("One-way core-to-core latency, ns (CAS ping-pong, {} round trips per sample, {} "
+                                "interleaved rounds; mean ± stddev)\n{:>8}", m.round_trips, m.samples, "CPU");
   for (std::size_t j = 0; j + 1 < m.pus.size(); ++j) out += fmt::format(" {:>16}", m.pus[j]);
   out += '\n';
   for (std::size_t i = 1; i < m.pus.size(); ++i) {
@@ -141,7 +180,11 @@ std::string c2c_table(const C2cMatrix& m) {
       out += fmt::format(" {:>16}", fmt::format("{:.1f} ± {:.1f}", m.mean_ns[i][j], m.stddev_ns[i][j]));
     out += '\n';
   }
-  out += fmt::format("median over pairs: {:.1f} ns\n", m.median_pair_ns());
+  out += fmt::format("median over pairs: {:.1f} ns; clock read {:.1f} ns = {:.3f} % of a sample "
+                     "(one steady_clock pair per {} round trips)\n",
+                     m.median_pair_ns(), m.clock_overhead_ns,
+                     100.0 * m.clock_overhead_ns / (2.0 * m.round_trips) / std::max(1e-9, m.median_pair_ns()),
+                     m.round_trips);
   return out;
 }
 
@@ -169,24 +212,39 @@ nlohmann::json c2c_json(const C2cMatrix& m) {
     }
     return a;
   };
-  return {{"method", "CAS ping-pong on one cache line, one-way = round-trip time / 2 (core-to-core-latency)"},
+  nlohmann::json pairs = nlohmann::json::array();
+  for (std::size_t i = 0; i < m.pus.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      pairs.push_back({{"cpus", {m.pus[i], m.pus[j]}},
+                       {"cost_key", cost_key(m.pair_class[i][j])},
+                       {"mean_ns", m.mean_ns[i][j]},
+                       {"stddev_ns", m.stddev_ns[i][j]},
+                       {"min_ns", m.min_ns[i][j]},
+                       {"samples_ns", m.samples_ns[i][j]}});
+  return {{"method", "CAS ping-pong on one cache line, one-way = round-trip time / 2 (core-to-core-latency); "
+                     "one steady_clock pair per sample of round_trips_per_sample round trips; pairs visited in "
+                     "interleaved rounds"},
           {"unit", "ns"},
           {"cpus", m.pus},
           {"round_trips_per_sample", m.round_trips},
           {"samples", m.samples},
+          {"rounds", m.samples},
+          {"clock_overhead_ns", m.clock_overhead_ns},
           {"mean_ns", mat(m.mean_ns)},
           {"stddev_ns", mat(m.stddev_ns)},
           {"min_ns", mat(m.min_ns)},
-          {"median_pair_ns", m.pus.size() >= 2 ? nlohmann::json(m.median_pair_ns()) : nlohmann::json(nullptr)}};
+          {"median_pair_ns", m.pus.size() >= 2 ? nlohmann::json(m.median_pair_ns()) : nlohmann::json(nullptr)},
+          {"pairs", pairs}};
 }
 
-void c2c_heatmap_png(const C2cMatrix& m, const std::string& png_path) {
+void c2c_heatmap(const C2cMatrix& m, const std::string& png_path) {
   if (png_path.find('\'') != std::string::npos || png_path.find('\n') != std::string::npos)
     throw InputError(png_path, "the heat map path must not contain quotes or newlines");
+  const ImageFormat format = image_format_of(png_path, "--heatmap");
   const std::filesystem::path target(png_path);
   const std::filesystem::path dir = target.parent_path().empty() ? "." : target.parent_path();
   if (!std::filesystem::is_directory(dir)) throw InputError(png_path, "folder does not exist");
-  if (::access("/usr/bin/gnuplot", X_OK) != 0 && std::system("command -v gnuplot >/dev/null 2>&1") != 0)
+  if (!gnuplot_available())
     throw UnavailableError("gnuplot is not installed (Debian: gnuplot-nox); the heat map needs it");
   // Data through a temporary file; the image to a temporary name in the target folder, then renamed.
   char data_tmpl[] = "/tmp/ipilab-c2c-XXXXXX";
@@ -204,13 +262,13 @@ void c2c_heatmap_png(const C2cMatrix& m, const std::string& png_path) {
   std::string labels;
   for (std::size_t i = 0; i < m.pus.size(); ++i) labels += fmt::format("{}\"{}\" {}", i ? ", " : "", m.pus[i], i);
   const std::string script = fmt::format(
-      "set terminal pngcairo size 900,800\nset output '{0}'\n"
+      "set terminal {4}\nset output '{0}'\n"
       "set title 'One-way core-to-core latency (ns), CAS ping-pong'\n"
       "set xlabel 'CPU'\nset ylabel 'CPU'\nset xtics ({1})\nset ytics ({1})\n"
       "set palette rgbformulae 22,13,10\nset cbrange [0:*]\nset size ratio -1\n"
       "set xrange [-0.5:{2}]\nset yrange [-0.5:{2}] reverse\n"
       "plot '{3}' matrix with image notitle, '{3}' matrix using 1:2:(sprintf('%.0f', $3)) with labels notitle\n",
-      tmp_png, labels, static_cast<double>(m.pus.size()) - 0.5, data_tmpl);
+      tmp_png, labels, static_cast<double>(m.pus.size()) - 0.5, data_tmpl, gnuplot_terminal(format));
   int rc = -1;
   if (wrote) {
     if (FILE* p = ::popen("gnuplot 2>/dev/null", "w")) {

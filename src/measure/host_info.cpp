@@ -5,6 +5,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -30,11 +32,18 @@ HostInfo probe_host() {
   {
     std::ifstream f("/proc/cpuinfo");
     std::string line;
-    while (std::getline(f, line)) {
-      if (line.rfind("model name", 0) == 0) {
-        const auto colon = line.find(':');
-        if (colon != std::string::npos) h.cpu_model = line.substr(colon + 2);
-        break;
+    bool have_model = false, have_flags = false;
+    while (std::getline(f, line) && !(have_model && have_flags)) {
+      const auto colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      if (!have_model && line.rfind("model name", 0) == 0) {
+        h.cpu_model = line.substr(std::min(line.size(), colon + 2));
+        have_model = true;
+      } else if (!have_flags && line.rfind("flags", 0) == 0) {
+        const std::string flags = " " + line.substr(colon + 1) + " ";
+        h.constant_tsc = flags.find(" constant_tsc ") != std::string::npos;
+        h.nonstop_tsc = flags.find(" nonstop_tsc ") != std::string::npos;
+        have_flags = true;
       }
     }
   }
@@ -65,6 +74,19 @@ HostInfo probe_host() {
       h.kvm_backend = m;
       break;
     }
+  {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/sys/devices/system/cpu", ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("cpu", 0) != 0 || name.size() < 4 || !std::isdigit(static_cast<unsigned char>(name[3]))) continue;
+      const std::string g = first_line((e.path() / "cpufreq" / "scaling_governor").string());
+      if (!g.empty() && std::find(h.cpufreq_governors.begin(), h.cpufreq_governors.end(), g) == h.cpufreq_governors.end())
+        h.cpufreq_governors.push_back(g);
+    }
+    std::sort(h.cpufreq_governors.begin(), h.cpufreq_governors.end());
+  }
+  const std::string la = first_line("/proc/loadavg");
+  if (!la.empty()) h.load_average = std::strtod(la.c_str(), nullptr);
   const std::string hp = first_line("/sys/module/kvm/parameters/halt_poll_ns");
   if (!hp.empty()) h.halt_poll_ns = std::strtol(hp.c_str(), nullptr, 10);
   const std::time_t now = std::time(nullptr);
@@ -86,6 +108,10 @@ nlohmann::json to_json(const HostInfo& h) {
           {"hypervisor_vendor", h.hypervisor_vendor},
           {"kvm_backend", h.kvm_backend},
           {"halt_poll_ns", h.halt_poll_ns},
+          {"cpufreq_governors", h.cpufreq_governors},
+          {"load_average_1min", h.load_average},
+          {"constant_tsc", h.constant_tsc},
+          {"nonstop_tsc", h.nonstop_tsc},
           {"date_utc", h.date_utc}};
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +22,12 @@ struct HostInfo {
   /// Which KVM backend module is loaded: kvm_intel, kvm_amd, kvm_pvm (PVM: no VMX in the guest CPU) or "".
   std::string kvm_backend;
   long halt_poll_ns = -1;       ///< /sys/module/kvm/parameters/halt_poll_ns, -1 if unreadable
+  /// /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor, distinct values; empty = no cpufreq here
+  /// (common inside VMs): whether the core clock scales cannot be seen.
+  std::vector<std::string> cpufreq_governors;
+  double load_average = -1;     ///< /proc/loadavg, 1 minute, when probed (-1 if unreadable)
+  bool constant_tsc = false;    ///< /proc/cpuinfo flags: the TSC ticks at a fixed rate (cycles = time)
+  bool nonstop_tsc = false;     ///< ... and does not stop in deep C-states
   std::string date_utc;         ///< ISO 8601, when the info was taken
 };
 

@@ -4,16 +4,11 @@
 //   median      — of all samples; the mean of the two middle values when the count is even.
 //   p99         — nearest-rank percentile: the sorted sample at rank ceil(0.99 * n) (1-based).
 //   mean        — arithmetic mean of all samples; stddev their population standard deviation.
-//   batches     — the samples split in order into `batches` chunks of floor(n / batches) samples
-//                 (the remainder, at most batches - 1 samples, is left out of the batch figures only).
-//   cv          — coefficient of variation of the batch medians: population standard deviation of
-//                 the batch medians divided by their mean (0 with fewer than 2 batches). It says how
-//                 stable the median is from batch to batch, like the run-to-run spread kvm-unit-tests
-//                 users quote.
 // Units: whatever the samples are in (the KVM benchmarks use TSC cycles; see to_ns()).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -28,8 +23,6 @@ struct SampleStats {
   double min = 0;
   double max = 0;
   double stddev = 0;  ///< population standard deviation of all samples
-  std::vector<double> batch_medians;
-  double cv = 0;  ///< of the batch medians (fraction, not percent)
 };
 
 /// Nearest-rank percentile `p` (0 < p <= 100) of `sorted` (ascending, non-empty).
@@ -39,8 +32,25 @@ double percentile_sorted(std::span<const double> sorted, double p);
 /// Median of `values` (any order, non-empty; throws std::invalid_argument when empty).
 double median(std::vector<double> values);
 
-/// Summary of `samples` split into `batches` batches (batches >= 1). Empty samples -> all zeros.
-SampleStats summarize(std::span<const std::uint64_t> samples, unsigned batches);
+/// Summary of `samples`; nullopt when there are none (a case without samples has no statistics, and
+/// must never be shown as 0).
+std::optional<SampleStats> summarize(std::span<const double> samples);
+
+/// One histogram bin: [lo, hi) holding `count` values.
+struct Bin {
+  double lo = 0;
+  double hi = 0;
+  std::uint64_t count = 0;
+};
+
+/// Histogram of `values` on a fixed logarithmic grid, edges 10^(k / per_decade) (40 per decade: bins
+/// 5.9 % wide, so a value sits within 2.9 % of its bin's middle); empty bins are left out; values <= 0
+/// fall in [0, first edge). Ascending and non-overlapping (neighbours may share an edge). Empty input,
+/// or per_decade 0, gives no bins.
+std::vector<Bin> log_bins(std::span<const double> values, unsigned per_decade = 40);
+/// The mean of the distribution the bins describe when each bin is sampled uniformly: the count-weighted
+/// mean of the bins' midpoints. 0 for no bins.
+double bins_mean(std::span<const Bin> bins);
 
 /// TSC cycles -> ns at `tsc_khz` (KVM_GET_TSC_KHZ): cycles * 1e6 / tsc_khz.
 constexpr double cycles_to_ns(double cycles, std::uint64_t tsc_khz) {

@@ -1,62 +1,168 @@
-// The profile written by `ipilab measure --profile-out` is a valid cost profile (src/cost/profile.h)
-// whose values are the measured primitives, with provenance in `source`.
+// `ipilab measure --profile-out` (measure/profile_writer.h): a complete profile over a shipped base —
+// measured entries as empirical histograms (contract: value = the bins' mean within 1 %, bins ascending
+// and non-overlapping) with class "measured" and provenance, `extends` naming the base, every other base
+// entry listed as inherited, keys the catalog knows.
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include <gtest/gtest.h>
+#include <toml++/toml.h>
 
-#include "cost/profile.h"
-#include "measure/report.h"
+#include "common/error.h"
+#include "cost/catalog.h"
+#include "measure/profile_writer.h"
+#include "measure/stats.h"
 
 namespace ipilab::measure {
 namespace {
 
+using kvm::BenchCase;
+
+kvm::CaseResult rounds_of(BenchCase b, double base, std::uint64_t n) {
+  kvm::CaseResult r;
+  r.bench = b;
+  r.batch_n = n;
+  r.timing = n > 1 ? kvm::TimingRule::Batch : kvm::TimingRule::ByDefinition;
+  for (int i = 0; i < 5; ++i) {
+    std::vector<double> round;
+    for (int k = 0; k < 40; ++k) round.push_back(base * (1.0 + 0.01 * ((i * 40 + k) % 13)) + (k == 7 ? 20 * base : 0));
+    r.rounds.push_back(round);
+    r.iterations_run += round.size() * n;
+  }
+  return r;
+}
+
 MeasureReport fake_report() {
-  MeasureReport r;
-  r.host.hostname = "box";
-  r.host.cpu_model = "Test CPU";
-  r.host.kernel = "6.1.0";
-  r.host.kvm_backend = "kvm_intel";
-  r.host.date_utc = "2025-01-01T00:00:00Z";
-  r.tsc_khz = 2000000;
-  r.cpuid_exit = summarize(std::vector<std::uint64_t>{1000, 1200, 1100}, 1);
+  HostInfo h;
+  h.hostname = "box";
+  h.cpu_model = "Test CPU";
+  h.kernel = "6.1.0";
+  h.cpus = 2;
+  h.kvm_backend = "kvm_intel";
+  h.constant_tsc = true;
+  h.cpufreq_governors = {"performance"};
+  h.load_average = 0;
+  h.date_utc = "2025-01-01T00:00:00Z";
+  kvm::RoundsResult k;
+  k.tsc_khz = 2000000;  // 2 GHz
+  k.rounds = 5;
+  k.counter_read = 40;
+  k.cases.push_back(rounds_of(BenchCase::counter_read(), 40, 1));
+  k.cases.push_back(rounds_of(BenchCase::loop(), 1.5, 4096));
+  k.cases.push_back(rounds_of(BenchCase::cpuid_exit(), 2000, 20));
+  k.cases.push_back(rounds_of(BenchCase::ipi(kvm::Mechanism::X2apic, kvm::Workload::RoundTrip, kvm::TargetState::Halt),
+                              50000, 1));
   C2cMatrix m;
   m.pus = {0, 1};
   const double nan = std::numeric_limits<double>::quiet_NaN();
   m.mean_ns = {{nan, 50.0}, {50.0, nan}};
-  m.stddev_ns = m.min_ns = m.mean_ns;
+  m.stddev_ns = {{nan, 1.0}, {1.0, nan}};
+  m.min_ns = m.mean_ns;
+  m.samples_ns = {{{}, {49, 50, 51}}, {{49, 50, 51}, {}}};
+  m.pair_class = {{PairClass::Smt, PairClass::SameNode}, {PairClass::SameNode, PairClass::Smt}};
   m.round_trips = 1000;
-  m.samples = 30;
-  r.c2c = m;
-  auto add = [&](kvm::Mechanism mech, kvm::TargetState t, std::vector<std::uint64_t> s) {
-    KvmCase c;
-    c.mechanism = mech;
-    c.target = t;
-    c.workload = kvm::Workload::RoundTrip;
-    c.cycles = summarize(s, 1);
-    c.tsc_khz = 2000000;
-    r.kvm.push_back(c);
-  };
-  add(kvm::Mechanism::X2apic, kvm::TargetState::Spin, {4000});
-  add(kvm::Mechanism::X2apic, kvm::TargetState::Halt, {10000});
-  add(kvm::Mechanism::HvFast, kvm::TargetState::Halt, {16000});
-  return r;
+  m.samples = 3;
+  MeasureOptions o;
+  o.bootstrap.resamples = 100;
+  return analyze(h, o, k, "", m);
 }
 
-TEST(MeasureProfile, WrittenProfileParsesWithMeasuredValuesAndProvenance) {
-  const std::string text = to_profile_toml(fake_report());
-  const cost::Profile p = cost::Profile::parse(text, "this-host.toml");
-  EXPECT_EQ(p.name(), "this-host");
-  EXPECT_DOUBLE_EQ(p.clock_ghz(), 2.0);
-  EXPECT_DOUBLE_EQ(p.get("vm.exit_entry").value, 1100.0);   // CPUID exit median, cycles
-  EXPECT_DOUBLE_EQ(p.get("mem.cacheline_same_node").value, 50.0);  // c2c median pair, ns
-  EXPECT_DOUBLE_EQ(p.get("hv.hypercall_entry_exit").value, 6000.0);  // 16000 - 10000
-  EXPECT_DOUBLE_EQ(p.get("vcpu.halt_wakeup").value, 6000.0);         // 10000 - 4000
-  const std::string& src = p.get("vm.exit_entry").source;
-  EXPECT_NE(src.find("Test CPU"), std::string::npos);
-  EXPECT_NE(src.find("6.1.0"), std::string::npos);
-  EXPECT_NE(src.find("2025-01-01T00:00:00Z"), std::string::npos);
-  EXPECT_NE(src.find("CPUID"), std::string::npos);
+struct Written {
+  std::string text;
+  toml::table doc;
+};
+
+Written write() {
+  const BaseProfile base = load_base_profile("kvm-skylake-pv-ipi");
+  Written w;
+  w.text = to_profile_toml(fake_report(), base);
+  w.doc = toml::parse(std::string_view(w.text), std::string_view("this-host.toml"));
+  return w;
+}
+
+TEST(MeasureProfile, ExtendsTheBaseAndMarksMeasuredEntries) {
+  const Written w = write();
+  EXPECT_EQ(w.doc["profile"]["name"].value_or(std::string()), "this-host");
+  EXPECT_EQ(w.doc["profile"]["extends"].value_or(std::string()), "kvm-skylake-pv-ipi");
+  EXPECT_DOUBLE_EQ(w.doc["profile"]["clock_ghz"].value_or(0.0), 2.0);
+  const toml::table& costs = *w.doc["cost"].as_table();
+  std::vector<std::string> keys;
+  for (const auto& [group, t] : costs)
+    for (const auto& [name, e] : *t.as_table()) keys.push_back(std::string(group.str()) + "." + std::string(name.str()));
+  EXPECT_EQ(keys, (std::vector<std::string>{"guest.bench_loop", "guest.counter_read", "mem.cacheline_same_node",
+                                            "vm.exit_entry"}));
+  for (const std::string& k : keys) EXPECT_NE(cost::find_cost_key(k), nullptr) << k;
+}
+
+TEST(MeasureProfile, MeasuredEntriesAreEmpiricalHistogramsWithTheirMean) {
+  const Written w = write();
+  for (const char* key : {"vm.exit_entry", "guest.counter_read", "guest.bench_loop", "mem.cacheline_same_node"}) {
+    SCOPED_TRACE(key);
+    const std::string k(key);
+    const toml::table& e = *w.doc["cost"][k.substr(0, k.find('.'))][k.substr(k.find('.') + 1)].as_table();
+    EXPECT_EQ(e["unit"].value_or(std::string()), "ns");
+    EXPECT_EQ(e["dist"].value_or(std::string()), "empirical");
+    EXPECT_EQ(e["class"].value_or(std::string()), "measured");
+    const std::string source = e["source"].value_or(std::string());
+    EXPECT_EQ(source.rfind("MEASURED", 0), 0u);
+    for (const char* part : {"box", "Test CPU", "6.1.0", "kvm_intel", "2025-01-01T00:00:00Z", "timed iterations"})
+      EXPECT_NE(source.find(part), std::string::npos) << part;
+    const toml::array& bins = *e["bins"].as_array();
+    ASSERT_GT(bins.size(), 0u);
+    std::vector<Bin> b;
+    double prev_hi = -1;
+    for (const auto& x : bins) {
+      const toml::array& t = *x.as_array();
+      ASSERT_EQ(t.size(), 3u);
+      Bin bin{t[0].value<double>().value(), t[1].value<double>().value(),
+              static_cast<std::uint64_t>(t[2].value<std::int64_t>().value())};
+      EXPECT_LT(bin.lo, bin.hi);
+      EXPECT_GE(bin.lo, prev_hi);  // ascending, non-overlapping
+      EXPECT_GT(bin.count, 0u);
+      prev_hi = bin.hi;
+      b.push_back(bin);
+    }
+    const double value = e["value"].value<double>().value();
+    EXPECT_NEAR(value / bins_mean(b), 1.0, 1e-5);  // contract: within 1 %; written as the bins' mean
+  }
+  // The CPUID exit: 2000 cycles = 1000 ns at 2 GHz, and 200 samples behind it.
+  const toml::table& exit = *w.doc["cost"]["vm"]["exit_entry"].as_table();
+  std::uint64_t n = 0;
+  for (const auto& x : *exit["bins"].as_array()) n += static_cast<std::uint64_t>((*x.as_array())[2].value<std::int64_t>().value());
+  EXPECT_EQ(n, 200u);
+  EXPECT_NE(exit["note"].value_or(std::string()).find("Median 10"), std::string::npos);
+}
+
+TEST(MeasureProfile, EveryBaseEntryNotMeasuredIsListedAsInherited) {
+  const Written w = write();
+  const BaseProfile base = load_base_profile("kvm-skylake-pv-ipi");
+  for (const std::string& k : base.profile.keys()) {
+    const bool measured = k == "vm.exit_entry" || k == "guest.bench_loop";
+    EXPECT_EQ(w.text.find("inherited  " + k + " = ") != std::string::npos, !measured) << k;
+  }
+  EXPECT_NE(w.text.find("# measured; overrides the base's 400 ns\n[cost.vm.exit_entry]"), std::string::npos);
+  EXPECT_NE(w.text.find("x2apic/ipi-roundtrip/halt"), std::string::npos);  // the measured cases, as comments
+}
+
+TEST(MeasureProfile, BaseIsAShippedNameOrAFile) {
+  EXPECT_EQ(load_base_profile("kvm-skylake-pv-ipi").reference, "kvm-skylake-pv-ipi");
+  const BaseProfile f = load_base_profile(std::string(IPILAB_SOURCE_DIR) + "/profiles/hyperv-ws2019.toml");
+  EXPECT_EQ(f.reference.front(), '/');
+  EXPECT_EQ(f.profile.name(), "hyperv-ws2019");
+  try {
+    load_base_profile("kvm-skylake");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.place(), "--base");
+    EXPECT_NE(e.reason().find("kvm-skylake-pv-ipi"), std::string::npos);  // lists the shipped ones
+  }
+  EXPECT_THROW(load_base_profile("/no/such/profile.toml"), InputError);
+}
+
+TEST(MeasureProfile, NothingMeasuredIsAnErrorNotAnEmptyProfile) {
+  MeasureReport r;
+  EXPECT_THROW(to_profile_toml(r, load_base_profile("kvm-skylake-pv-ipi")), InputError);
 }
 
 }  // namespace

@@ -24,43 +24,60 @@ TEST(MeasureStats, P99IsNearestRank) {
   EXPECT_THROW(percentile_sorted(ten, 0), std::invalid_argument);
 }
 
-TEST(MeasureStats, SummarizeGivesMedianP99MeanAndBatchCv) {
-  // Two batches: {10, 20, 30} (median 20) and {30, 40, 50} (median 40).
-  const std::vector<std::uint64_t> s{10, 20, 30, 30, 40, 50};
-  const SampleStats st = summarize(s, 2);
-  EXPECT_EQ(st.count, 6u);
-  EXPECT_DOUBLE_EQ(st.median, 30.0);
-  EXPECT_DOUBLE_EQ(st.p99, 50.0);
-  EXPECT_DOUBLE_EQ(st.p10, 10.0);  // rank ceil(0.6) = 1
-  EXPECT_DOUBLE_EQ(st.p90, 50.0);  // rank ceil(5.4) = 6
-  EXPECT_DOUBLE_EQ(st.mean, 30.0);
-  EXPECT_DOUBLE_EQ(st.min, 10.0);
-  EXPECT_DOUBLE_EQ(st.max, 50.0);
-  ASSERT_EQ(st.batch_medians.size(), 2u);
-  EXPECT_DOUBLE_EQ(st.batch_medians[0], 20.0);
-  EXPECT_DOUBLE_EQ(st.batch_medians[1], 40.0);
-  // Batch medians 20 and 40: mean 30, population stddev 10 -> CV 1/3.
-  EXPECT_DOUBLE_EQ(st.cv, 10.0 / 30.0);
+TEST(MeasureStats, SummarizeGivesMedianP99MeanAndSpread) {
+  const std::vector<double> s{30, 10, 20, 50, 40, 30};
+  const auto st = summarize(s);
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->count, 6u);
+  EXPECT_DOUBLE_EQ(st->median, 30.0);
+  EXPECT_DOUBLE_EQ(st->p99, 50.0);
+  EXPECT_DOUBLE_EQ(st->p10, 10.0);  // rank ceil(0.6) = 1
+  EXPECT_DOUBLE_EQ(st->p90, 50.0);  // rank ceil(5.4) = 6
+  EXPECT_DOUBLE_EQ(st->mean, 30.0);
+  EXPECT_DOUBLE_EQ(st->min, 10.0);
+  EXPECT_DOUBLE_EQ(st->max, 50.0);
   // Population stddev of all six: sqrt((400+100+0+0+100+400)/6).
-  EXPECT_DOUBLE_EQ(st.stddev, std::sqrt(1000.0 / 6.0));
+  EXPECT_DOUBLE_EQ(st->stddev, std::sqrt(1000.0 / 6.0));
 }
 
-TEST(MeasureStats, SummarizeLeavesRemainderOutOfBatchesOnly) {
-  const std::vector<std::uint64_t> s{1, 1, 3, 3, 100};  // 2 batches of 2, remainder 1
-  const SampleStats st = summarize(s, 2);
-  ASSERT_EQ(st.batch_medians.size(), 2u);
-  EXPECT_DOUBLE_EQ(st.batch_medians[0], 1.0);
-  EXPECT_DOUBLE_EQ(st.batch_medians[1], 3.0);
-  EXPECT_DOUBLE_EQ(st.max, 100.0);
-  EXPECT_DOUBLE_EQ(st.mean, 108.0 / 5.0);
+TEST(MeasureStats, NoSamplesIsNoSummaryNotZeros) {
+  EXPECT_FALSE(summarize(std::vector<double>{}));
 }
 
-TEST(MeasureStats, OneBatchHasZeroCvAndEmptyInputIsAllZero) {
-  EXPECT_DOUBLE_EQ(summarize(std::vector<std::uint64_t>{7, 9}, 1).cv, 0.0);
-  const SampleStats e = summarize(std::vector<std::uint64_t>{}, 3);
-  EXPECT_EQ(e.count, 0u);
-  EXPECT_DOUBLE_EQ(e.median, 0.0);
-  EXPECT_THROW(summarize(std::vector<std::uint64_t>{1}, 0), std::invalid_argument);
+TEST(MeasureStats, LogBinsHoldEveryValueOnAFixedGrid) {
+  const std::vector<double> v{100, 101, 150, 1000, 0};
+  const auto bins = log_bins(v, 10);  // edges 10^(k/10): 100, 125.9, 158.5, ... 1000, 1258.9
+  ASSERT_EQ(bins.size(), 4u);
+  EXPECT_DOUBLE_EQ(bins[0].lo, 0.0);  // the zero
+  EXPECT_DOUBLE_EQ(bins[0].hi, bins[1].lo);
+  EXPECT_EQ(bins[0].count, 1u);
+  EXPECT_DOUBLE_EQ(bins[1].lo, 100.0);
+  EXPECT_NEAR(bins[1].hi, 125.8925, 1e-3);
+  EXPECT_EQ(bins[1].count, 2u);  // 100 and 101
+  EXPECT_EQ(bins[2].count, 1u);  // 150
+  EXPECT_DOUBLE_EQ(bins[3].lo, 1000.0);
+  EXPECT_EQ(bins[3].count, 1u);
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < bins.size(); ++i) {
+    total += bins[i].count;
+    EXPECT_LT(bins[i].lo, bins[i].hi);
+    if (i > 0) {
+      EXPECT_LE(bins[i - 1].hi, bins[i].lo);  // ascending, non-overlapping
+    }
+  }
+  EXPECT_EQ(total, v.size());
+  EXPECT_TRUE(log_bins(std::vector<double>{}, 10).empty());
+}
+
+TEST(MeasureStats, BinsMeanIsTheCountWeightedMidpoint) {
+  const std::vector<Bin> b{{700, 710, 12}, {710, 720, 40}};
+  EXPECT_DOUBLE_EQ(bins_mean(b), (705.0 * 12 + 715.0 * 40) / 52);
+  // 40 bins per decade: the bins' mean stays within 3 % of the sample mean whatever the values.
+  std::vector<double> v;
+  for (int i = 0; i < 1000; ++i) v.push_back(6000 + (i * 7919) % 5000 + (i % 97 == 0 ? 500000 : 0));
+  double mean = 0;
+  for (double x : v) mean += x / static_cast<double>(v.size());
+  EXPECT_NEAR(bins_mean(log_bins(v)) / mean, 1.0, 0.03);
 }
 
 TEST(MeasureStats, CyclesToNsUsesTscKhz) {
