@@ -273,8 +273,12 @@ std::vector<std::string> measurement_warnings(const MeasureReport& r) {
                               "latencies are not trustworthy on this host", pairs));
     }
   }
-  std::string wide, cut, failed;
+  std::string wide, cut, failed, heavy_read;
   for (const CaseReport& c : r.kvm) {
+    if (c.cycles && c.result.batch_n == 1 && c.result.bench.kind != CaseKind::CounterRead && c.cycles->median > 0 &&
+        r.counter_read_cycles / c.cycles->median > r.options.k.max_bias)
+      heavy_read += fmt::format("{}{} {:.2g} %", heavy_read.empty() ? "" : ", ", c.name(),
+                                100.0 * r.counter_read_cycles / c.cycles->median);
     if (c.status == CaseStatus::Failed) failed += (failed.empty() ? "" : ", ") + c.name();
     if (c.cycles && c.median_ci && c.cycles->median > 0 &&
         (c.median_ci->hi - c.median_ci->lo) / c.cycles->median > 0.10)
@@ -284,6 +288,11 @@ std::vector<std::string> measurement_warnings(const MeasureReport& r) {
                          c.result.rounds.size());
   }
   if (!failed.empty()) w.push_back("no samples (the case failed): " + failed);
+  if (!heavy_read.empty())
+    w.push_back(fmt::format("timed per iteration, these carry one counter read ({:.0f} cycles) in every sample, more "
+                            "than --max-bias of their median: {}; subtract the counter-read median to compare them "
+                            "with batch-timed figures",
+                            r.counter_read_cycles, heavy_read));
   if (!cut.empty())
     w.push_back("the time budget stopped rounds early (fewer iterations than planned; raise --budget): " + cut);
   if (!wide.empty())
