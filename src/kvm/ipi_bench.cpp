@@ -283,9 +283,9 @@ RoundsResult run_bench_rounds(const RoundsConfig& c) {
   // The whole run: every case's budget, plus the pilot, plus a margin for slow exits.
   const double budget_total = c.budget_seconds_per_case * static_cast<double>(run.size()) *
                               (1.0 + 1.0 / static_cast<double>(c.rounds));
-  vc.timeout = c.timeout.count() > 0
-                   ? c.timeout
-                   : std::chrono::milliseconds(static_cast<long long>(std::max(60.0, 3 * budget_total + 60) * 1000));
+  // Without a budget nothing bounds a round but its sample count: allow ten minutes.
+  const double bound_s = c.budget_seconds_per_case > 0 ? std::max(60.0, 3 * budget_total + 60) : 600.0;
+  vc.timeout = c.timeout.count() > 0 ? c.timeout : std::chrono::milliseconds(static_cast<long long>(bound_s * 1000));
   Vm vm(vc);
   std::unique_ptr<HypervVmm> hvm;
   if (hv) {

@@ -117,7 +117,9 @@ struct RoundsConfig {
   std::optional<FakeCounter> fake_counter;
   /// Called after each round (1..rounds+1 of rounds+1, pilot included) on a vCPU thread.
   std::function<void(unsigned done, unsigned total)> progress;
-  std::chrono::milliseconds timeout{0};  ///< 0 = derived from the budget
+  /// Bound of the whole run (a hung guest is stopped after it); 0 = 3 x the budgets + 60 s (at least
+  /// 60 s), or 10 minutes without a budget.
+  std::chrono::milliseconds timeout{0};
 };
 
 struct CaseResult {

@@ -230,9 +230,9 @@ std::vector<std::string> measurement_warnings(const MeasureReport& r) {
   std::vector<std::string> w;
   const HostInfo& h = r.host;
   if (h.nested)
-    w.push_back(fmt::format("this host is itself a virtual machine (CPUID hypervisor bit{}): the measured guest "
-                            "is nested, every exit also costs the L0 hypervisor's work; these are this VM's "
-                            "figures, not bare metal's",
+    w.push_back(fmt::format("this host is itself a virtual machine (CPUID hypervisor bit{}): its CPUs are the L0 "
+                            "hypervisor's vCPUs and a KVM guest here is nested (every exit also costs the L0's "
+                            "work); these are this VM's figures, not bare metal's",
                             h.hypervisor_vendor.empty() ? "" : fmt::format(", L0 \"{}\"", h.hypervisor_vendor)));
   if (h.kvm_backend == "kvm_pvm" && (!r.kvm.empty() || !r.kvm_unavailable.empty()))
     w.push_back("KVM backend is PVM (kvm_pvm, no VMX): VMCALL never completes (KVM PV send-IPI cannot run), and a "
