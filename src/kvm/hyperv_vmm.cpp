@@ -122,7 +122,11 @@ bool HypervVmm::port_out(VcpuContext& vcpu, std::uint16_t port, std::uint32_t) {
   h.r8 = r.r8;
   h.cpl = 0;               // our guests run at CPL0 in long mode (the page is reached only from there)
   h.protected_mode = true;
-  if (hv::decode_control(r.rcx).fast) {
+  // XMM input only where a fast call can carry it, as KVM reads it (arch/x86/kvm/hyperv.c,
+  // is_xmm_fast_hypercall()): HvCallSendSyntheticClusterIpi's fast input is RDX and R8 alone (TLFS), so
+  // its exit skips the KVM_GET_FPU ioctl; every other fast call still gets the registers.
+  const hv::HypercallControl control = hv::decode_control(r.rcx);
+  if (control.fast && control.call_code != hv::HVCALL_SEND_IPI) {
     const kvm_fpu f = vcpu.fpu();
     for (std::size_t i = 0; i < hv::HV_HYPERCALL_MAX_XMM_REGISTERS; ++i) {
       std::memcpy(&h.xmm[i][0], &f.xmm[i][0], 8);
