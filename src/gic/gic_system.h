@@ -1,26 +1,41 @@
 // ipilab/gic/gic_system.h — the hardware side of GICv4.1 vSGI delivery: ITSs, redistributors, vPE
 // tables, residency and per-vPE vSGI state. All GIC state of a simulated host lives here.
 //
-// What is modelled (fact sheet gicv41-vsgi.md):
+// What is modelled (Arm IHI 0069H.b; Linux drivers/irqchip/irq-gic-v3-its.c for what software does):
 //  * ITS nodes in firmware order (index = "ITS id"), each with GITS_TYPER, GITS_MPIDR affinity, the
-//    socket it sits on, a vPEID width, and a command queue (its_queue.h) processed on demand (§1.5).
+//    socket it sits on, a vPEID width, GITS_CTLR, GITS_BASER0..7 and a command queue (its_queue.h)
+//    over guest memory (guest_memory.h, shared by every ITS and RD of the system).
+//  * Command processing (§5.2, GITS_CTLR / GITS_CWRITER register descriptions): commands run only while
+//    GITS_CTLR.Enabled = 1 and GITS_CBASER.Valid = 1, from CREADR towards CWRITER; disabling stops at
+//    CREADR and re-enabling resumes there (nothing executed is replayed). ItsProcessing::Eager runs
+//    them as soon as they can run (on a CWRITER write, on enable, on Retry), like QEMU's ITS does;
+//    Manual runs them only when process_commands() is called, so a slow ITS can be modelled.
+//  * Register writes the architecture calls UNPREDICTABLE (GITS_CBASER or GITS_BASER<n> while the ITS
+//    is enabled, enabling with CBASER.Valid = 0, ITS_Number while enabled) are refused: the register
+//    keeps its value and register_notes() says why. RO fields (BASER Type/Entry_Size, VPROPBASER
+//    Entry_Size, CTLR.Quiescent) keep the hardware's value; an unsupported Page_Size reads back the
+//    previous one (what Linux its_probe_baser_psz relies on).
 //  * One redistributor per physical CPU (index = pCPU number) with GICR_TYPER, its socket, its
-//    physical address, and GICR_VPENDBASER (residency, §1.3).
-//  * vPE tables (§1.4): GITS_BASER2 of an ITS and GICR_VPROPBASER of an RD each name a table (an id
-//    the host driver chose: ITSs and RDs naming the same id share it). VMAPP/VMOVP write entries
-//    (vPEID -> RD) into the table of the ITS that runs them; a GITS_SGIR write looks the vPE up in the
-//    written ITS's table, so it reaches the vPE's RD from any ITS that shares the table (§1.3).
+//    physical address, GICR_VPENDBASER (residency) and GICR_VPROPBASER (GICv4.1 form).
+//  * vPE tables: GITS_BASER2 of an ITS and GICR_VPROPBASER of an RD each name a table by its physical
+//    address; ITSs and RDs naming the same address share it (Linux find_sibling_its /
+//    inherit_vpe_l1_table_from_*). VMAPP/VMOVP write entries (vPEID -> RD) into the table of the ITS
+//    that runs them; a GITS_SGIR write looks the vPE up in the written ITS's table, so it reaches the
+//    vPE's RD from any ITS that shares the table.
 //  * VMOVP on an ITS with GITS_TYPER.VMOVP = 1 updates the vPE in every table that maps it (the
 //    hardware keeps the ITSs coherent, which is what "one VMOVP to one ITS is enough" means); with
 //    VMOVP = 0 only the executing ITS's table changes (software must send one per ITS).
 //  * vSGI state per vPEID (16 pending bits, and enable / priority / group per vINTID), shared by all
 //    ITSs: Linux gives a vPE the same VPT on every ITS, so the state is the vPE's, not an ITS's.
-//  * Default doorbell (§1.1): armed when the vPE is descheduled with GICR_VPENDBASER.DB = 1, fired at
-//    most once by a vSGI made pending while the vPE is not resident [verify, fact sheet §1.3].
+//  * Default doorbell: armed when the vPE is descheduled with GICR_VPENDBASER.DB = 1, fired at most once
+//    by a vSGI made pending while the vPE is not resident (Linux its_vpe_4_1_deschedule comment).
 // Command errors (unmapped vPE, vPEID beyond the ITS's width, unknown RD, malformed bytes, a command
-// the ITS does not support) are recorded in command_errors(); the command has no effect and the ITS
-// goes on (CommandErrorPolicy::Skip, default) or stalls (CommandErrorPolicy::Stall). Nothing throws
-// on hostile queue contents. Bad configuration throws InputError naming the field ("its[1].vpeid_bits").
+// the ITS does not support) are recorded in command_errors() with the command and the vPE; the
+// command has no effect and the ITS goes on (CommandErrorPolicy::Skip, default) or stalls
+// (CommandErrorPolicy::Stall): the architecture lets an implementation ignore the command or stall,
+// and report a system error (Linux 80e9963fb3b5: "VSYNC is allowed to deliver an SError when
+// referencing a non existent VPE"). Nothing throws on hostile queue contents. Bad configuration
+// throws InputError naming the field ("its[1].vpeid_bits").
 #pragma once
 
 #include <array>
@@ -28,17 +43,23 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "gic/guest_memory.h"
 #include "gic/its_command.h"
 #include "gic/its_queue.h"
 #include "gic/registers.h"
 #include "gic/sgir.h"
+#include "gic/table_registers.h"
 
 namespace ipilab::gic {
+
+/// Page sizes a GITS_BASER<n> or GICR_VPROPBASER accepts: bit 0 = 4K, bit 1 = 16K, bit 2 = 64K.
+inline constexpr std::uint8_t kAllPageSizes = 0b111;
 
 /// Configuration of one ITS node.
 struct ItsConfig {
@@ -47,6 +68,9 @@ struct ItsConfig {
   int socket = 0;                 ///< physical package the ITS sits on (for pricing by the simulator)
   unsigned vpeid_bits = 16;       ///< vPEIDs accepted are 0 .. 2^vpeid_bits - 1 (1..16)
   std::uint64_t base_pa = 0;      ///< ITS control frame address; GITS_SGIR at base_pa + 0x20020
+  std::uint8_t vpe_entry_bytes = 32;  ///< GITS_BASER2.Entry_Size + 1 (RO, IMPLEMENTATION DEFINED), 1..32
+  std::uint8_t baser_page_sizes = kAllPageSizes;  ///< GITS_BASER<n>.Page_Size values supported
+  bool baser_indirect = true;     ///< GITS_BASER<n>.Indirect can be set (two-level tables)
 };
 
 /// Configuration of the redistributor of one physical CPU.
@@ -54,15 +78,20 @@ struct RedistributorConfig {
   GicrTyper typer;                ///< Affinity, Processor_Number, CommonLPIAff, RVPEID, VSGI, ...
   int socket = 0;                 ///< physical package of the CPU and its RD
   std::uint64_t rd_pa = 0;        ///< RD_base address, 64 KiB aligned (RDbase = rd_pa >> 16 when PTA = 1)
+  std::uint8_t vpe_entry_bytes = 32;  ///< GICR_VPROPBASER.Entry_Size as bytes (RO): 8..64, a multiple of 8
+  std::uint8_t vpropbaser_page_sizes = kAllPageSizes;  ///< GICR_VPROPBASER.Page_Size values supported
 };
 
 /// What an ITS does after a command error.
 enum class CommandErrorPolicy { Skip, Stall };
+/// When an ITS executes the commands software has posted (see file comment).
+enum class ItsProcessing { Eager, Manual };
 
 struct GicSystemConfig {
   std::vector<ItsConfig> its;                   ///< firmware (MADT / DT) order
   std::vector<RedistributorConfig> redistributors;  ///< index = physical CPU number
   CommandErrorPolicy on_command_error = CommandErrorPolicy::Skip;
+  ItsProcessing processing = ItsProcessing::Eager;
 };
 
 using VpeTableId = int;
@@ -108,7 +137,21 @@ struct CommandError {
   std::uint32_t queue_offset = 0;          ///< CREADR offset of the command
   std::uint8_t opcode = 0;                 ///< DW0[7:0]
   CommandErrorKind kind = CommandErrorKind::Malformed;
+  std::string message;                     ///< "ITS 0: VMOVP at 0x00a0: vPE 0x5 is not mapped on this ITS"
+  std::optional<std::uint16_t> vpeid;      ///< the vPE the command named, when it names one
+};
+
+/// A register write that was refused or changed on the way (RO field, unsupported value).
+struct RegisterNote {
+  std::string reg;          ///< "ITS 0 GITS_CBASER", "RD 3 GICR_VPROPBASER"
+  bool applied = true;      ///< false: the register kept its previous value
   std::string message;
+};
+
+/// What a register write did.
+struct RegisterWriteResult {
+  bool applied = true;                 ///< false: refused, the register is unchanged
+  std::vector<std::string> notes;      ///< why refused, or which fields did not take the written value
 };
 
 /// Outcome of a GITS_SGIR write.
@@ -138,17 +181,23 @@ struct SgirWriteResult {
 
 /// Per-ITS counters (for pricing and for tests).
 struct ItsStats {
-  std::uint64_t commands = 0;           ///< commands consumed (including refused ones)
+  std::uint64_t commands = 0;           ///< commands executed (refused ones included; a stalled one each retry)
+  std::uint64_t consumed = 0;           ///< commands CREADR moved past (monotonic, across CBASER writes)
   std::uint64_t command_errors = 0;
   std::map<ItsOpcode, std::uint64_t> by_opcode;  ///< executed without error
   std::uint64_t sgir_writes = 0;
+  std::uint64_t cbaser_writes = 0;      ///< GITS_CBASER writes that took effect
 };
 
 class GicSystem {
  public:
-  /// Validates the configuration (throws InputError naming the field) and builds the system: no vPE
-  /// tables, every command queue disabled (CBASER.Valid = 0), no vPE resident.
+  /// Validates the configuration (throws InputError naming the field) and builds the system at reset:
+  /// every ITS disabled (GITS_CTLR = Quiescent), GITS_CBASER = GITS_CWRITER = GITS_CREADR = 0,
+  /// GITS_BASER<n> invalid (Type: 0 Device, 1 Collection, 2 vPE when GITS_TYPER.Virtual), every
+  /// GICR_VPROPBASER and GICR_VPENDBASER 0, no vPE table, no vPE resident.
   explicit GicSystem(GicSystemConfig config);
+  GicSystem(const GicSystem&) = delete;  // the queues share one guest memory
+  GicSystem& operator=(const GicSystem&) = delete;
 
   std::size_t its_count() const { return config_.its.size(); }
   std::size_t cpu_count() const { return config_.redistributors.size(); }
@@ -156,21 +205,56 @@ class GicSystem {
   const RedistributorConfig& rd_config(int cpu) const;
   std::uint64_t gits_typer(int its) const { return encode_gits_typer(its_config(its).typer); }
   std::uint64_t gicr_typer(int cpu) const { return encode_gicr_typer(rd_config(cpu).typer); }
+  GuestMemory& guest_memory() { return *memory_; }
+  const GuestMemory& guest_memory() const { return *memory_; }
 
-  // --- vPE tables (programmed by the host driver through GITS_BASER2 / GICR_VPROPBASER) ---
+  // --- ITS registers ---
+  RegisterWriteResult write_gits_ctlr(int its, std::uint32_t value);
+  std::uint32_t read_gits_ctlr(int its) const;
+  bool its_enabled(int its) const;
+  /// GITS_CBASER: refused while GITS_CTLR.Enabled = 1; else CREADR = 0, CWRITER and memory unchanged.
+  RegisterWriteResult write_gits_cbaser(int its, std::uint64_t value);
+  /// GITS_CWRITER: accepted at any time; with ItsProcessing::Eager the ITS then runs what it can.
+  RegisterWriteResult write_gits_cwriter(int its, std::uint64_t value);
+  std::uint64_t read_gits_cbaser(int its) const { return queue(its).read_cbaser(); }
+  std::uint64_t read_gits_cwriter(int its) const { return queue(its).read_cwriter(); }
+  std::uint64_t read_gits_creadr(int its) const { return queue(its).read_creadr(); }
+  /// GITS_BASER<n>, n = 0..7 (throws InputError for another n). Only BASER2 (vPE) has an effect.
+  RegisterWriteResult write_gits_baser(int its, int n, std::uint64_t value);
+  std::uint64_t read_gits_baser(int its, int n) const;
+  ItsProcessing processing(int its) const;
+  void set_processing(int its, ItsProcessing mode);
+
+  // --- RD registers ---
+  /// GICR_VPROPBASER, GICv4.1 form (the RD needs GICR_TYPER.RVPEID): Valid = 1 binds the RD to the vPE
+  /// table at Physical_Address.
+  RegisterWriteResult write_gicr_vpropbaser(int cpu, std::uint64_t value);
+  std::uint64_t read_gicr_vpropbaser(int cpu) const;
+  /// Every refused or adjusted register write so far, in order.
+  const std::vector<RegisterNote>& register_notes() const { return register_notes_; }
+
+  // --- vPE tables ---
+  /// A table not named by any register yet (an address in a region reserved for it, see .cpp).
   VpeTableId create_vpe_table();
+  /// Binds `its` to `table` and writes GITS_BASER2 to name it (Valid, flat, one 64K (else 4K) page);
+  /// nullopt clears Valid. Bypasses the "ITS enabled" check (host set-up helper).
   void set_its_vpe_table(int its, std::optional<VpeTableId> table);
+  /// Binds `cpu`'s RD to `table` and writes GICR_VPROPBASER to name it; nullopt clears Valid.
   void set_rd_vpe_table(int cpu, std::optional<VpeTableId> table);
   std::optional<VpeTableId> its_vpe_table(int its) const;
   std::optional<VpeTableId> rd_vpe_table(int cpu) const;
+  /// The physical address of a table's (level-1) memory.
+  std::uint64_t vpe_table_pa(VpeTableId table) const;
+  /// Every vPE mapped in `table`, by vPEID.
+  const std::map<std::uint16_t, VpeTableEntry>& vpe_table_entries(VpeTableId table) const;
   /// The entry of `vpeid` in the table of `its`, if mapped there.
   std::optional<VpeTableEntry> vpe_entry(int its, std::uint16_t vpeid) const;
 
   // --- ITS command queue ---
   ItsCommandQueue& queue(int its);
   const ItsCommandQueue& queue(int its) const;
-  /// Executes commands from CREADR until the queue is empty or stalled, at most `max_commands`.
-  /// Returns the number of commands consumed.
+  /// Executes commands from CREADR while the ITS is enabled and the queue can be fetched from, at most
+  /// `max_commands`. Returns the number of commands executed (a stalled command counts once).
   std::size_t process_commands(int its, std::size_t max_commands = std::numeric_limits<std::size_t>::max());
   /// Driver helper: writes `cmds` into the queue of `its` (processing first whenever it is full, as
   /// Linux waits for CREADR), then processes everything. Returns the number of command errors it caused.
@@ -179,7 +263,7 @@ class GicSystem {
   const ItsStats& stats(int its) const;
 
   // --- direct vSGI generation ---
-  /// A 64-bit write of `value` to GITS_SGIR of `its` (fact sheet §1.3 "What happens on a write").
+  /// A 64-bit write of `value` to GITS_SGIR of `its` (IHI 0069H.b, GITS_SGIR register description).
   SgirWriteResult write_sgir(int its, std::uint64_t value);
 
   // --- redistributors ---
@@ -194,6 +278,8 @@ class GicSystem {
   std::uint16_t read_vsgi_pending(int cpu, std::uint16_t vpeid) const;
   /// Full vSGI state of a vPE (default state if it never had any).
   VpeVsgiState vsgi_state(std::uint16_t vpeid) const;
+  /// Every vPE that has vSGI state, by vPEID.
+  const std::map<std::uint16_t, VpeVsgiState>& vsgi_states() const { return vsgi_; }
   /// The RD (pCPU) that RDbase field `rdbase` names for `its` (PTA decides the encoding).
   std::optional<int> resolve_rdbase(int its, std::uint64_t rdbase) const;
   /// The RDbase field value `its` needs to name `cpu`'s RD.
@@ -201,25 +287,42 @@ class GicSystem {
 
  private:
   struct ItsState {
+    explicit ItsState(std::shared_ptr<GuestMemory> mem) : queue(std::move(mem)) {}
     ItsCommandQueue queue;
+    GitsCtlr ctlr;
+    std::array<std::uint64_t, 8> baser{};
     std::optional<VpeTableId> vpe_table;
+    ItsProcessing processing = ItsProcessing::Eager;
     ItsStats stats;
   };
   struct RdState {
     std::optional<VpeTableId> vpe_table;
     Vpendbaser vpendbaser;
+    std::uint64_t vpropbaser = 0;
+  };
+  struct VpeTable {
+    std::uint64_t pa = 0;
+    std::map<std::uint16_t, VpeTableEntry> entries;
   };
   void execute(int its, std::span<const std::uint8_t, kItsCommandSize> bytes, std::uint32_t offset);
-  bool record_error(int its, std::uint32_t offset, std::uint8_t opcode, CommandErrorKind kind, std::string message);
+  bool record_error(int its, std::uint32_t offset, std::uint8_t opcode, CommandErrorKind kind, std::string message,
+                    std::optional<std::uint16_t> vpeid = std::nullopt);
+  void note(RegisterWriteResult& r, std::string reg, bool applied, std::string message);
   void set_pending(std::uint16_t vpeid, std::uint8_t vintid);
+  VpeTableId table_at(std::uint64_t pa);
+  void run_if_eager(int its);
+  ItsState& its_state(int its);
+  const ItsState& its_state(int its) const;
 
   GicSystemConfig config_;
+  std::shared_ptr<GuestMemory> memory_;
   std::vector<ItsState> its_;
   std::vector<RdState> rds_;
-  std::map<VpeTableId, std::map<std::uint16_t, VpeTableEntry>> tables_;
+  std::map<VpeTableId, VpeTable> tables_;
   VpeTableId next_table_ = 0;
   std::map<std::uint16_t, VpeVsgiState> vsgi_;
   std::vector<CommandError> errors_;
+  std::vector<RegisterNote> register_notes_;
 };
 
 }  // namespace ipilab::gic

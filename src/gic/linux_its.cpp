@@ -41,39 +41,170 @@ std::string_view vpe_table_source_name(VpeTableSource source) {
 namespace {
 bool is_v4(const ItsConfig& c) { return c.typer.vlpis; }
 bool is_v4_1(const ItsConfig& c) { return c.typer.vmapp; }
+
+/// Linux get_order() with 4 KiB pages: the smallest order with 4096 << order >= bytes.
+unsigned get_order(std::uint64_t bytes) {
+  unsigned order = 0;
+  while ((std::uint64_t{4096} << order) < bytes) ++order;
+  return order;
+}
+
+unsigned ilog2(std::uint64_t v) {
+  unsigned r = 0;
+  while (v > 1) {
+    v >>= 1;
+    ++r;
+  }
+  return r;
+}
+
+constexpr unsigned kMaxPageOrder = 10;  // Linux MAX_PAGE_ORDER with 4 KiB pages (4 MiB allocations)
+
+constexpr std::uint64_t kBaserIndirectProbe =
+    (std::uint64_t{1} << 62) | (std::uint64_t{kCacheRaWaWb} << 59) | (std::uint64_t{kInnerShareable} << 10);
+
+std::uint32_t creadr_offset(const GicSystem& sys, int its) {
+  return static_cast<std::uint32_t>(sys.read_gits_creadr(its) & 0xFFFE0);
+}
 }  // namespace
+
+std::uint64_t ItsCall::waited_commands() const {
+  std::uint64_t n = 0;
+  for (const ItsWaitResult& w : waits) n += w.waited_commands;
+  return n;
+}
+std::uint64_t ItsCall::waited_bytes() const { return waited_commands() * 32; }
+std::uint64_t ItsCall::polls() const {
+  std::uint64_t n = 0;
+  for (const ItsWaitResult& w : waits) n += w.polls;
+  return n;
+}
+bool ItsCall::all_completed() const {
+  for (const ItsWaitResult& w : waits)
+    if (!w.completed()) return false;
+  return true;
+}
+
+std::uint64_t LinuxItsDriver::alloc_pa(std::uint64_t bytes) {
+  const std::uint64_t size = std::uint64_t{4096} << get_order(bytes);  // buddy allocator: naturally aligned
+  next_pa_ = (next_pa_ + size - 1) & ~(size - 1);
+  const std::uint64_t pa = next_pa_;
+  next_pa_ += size;
+  return pa;
+}
+
+// its_alloc_tables(), the GITS_TYPE_VCPU (BASER2) case: its_probe_baser_psz, find_sibling_its,
+// its_parse_indirect_baser, its_setup_baser.
+void LinuxItsDriver::alloc_its_vpe_table(int its) {
+  GicSystem& sys = *sys_;
+  const ItsConfig& c = sys.its_config(its);
+  auto read = [&] { return sys.read_gits_baser(its, 2); };
+  std::uint64_t psz = 0;
+  TablePageSize code = TablePageSize::K4;
+  for (TablePageSize try_code : {TablePageSize::K64, TablePageSize::K16, TablePageSize::K4}) {
+    GitsBaser v = decode_gits_baser(read());
+    v.page_size = try_code;
+    sys.write_gits_baser(its, 2, encode_gits_baser(v));
+    if (decode_gits_baser(read()).page_size == try_code) {
+      psz = table_page_bytes(try_code);
+      code = try_code;
+      break;
+    }
+  }
+  if (psz == 0) {
+    bringup_notes_.push_back(fmt::format("ITS {}: no GITS_BASER2 page size reads back (its_probe_baser_psz fails)", its));
+    return;
+  }
+  unsigned order = get_order(psz);
+  if (is_v4_1(c) && c.typer.svpet != 0) {  // find_sibling_its(), walking its_nodes as it is now
+    const std::uint32_t aff = compute_its_aff(sys.gits_typer(its), c.mpidr);
+    for (int other : its_nodes_) {
+      const ItsConfig& o = sys.its_config(other);
+      if (!is_v4_1(o) || o.typer.svpet == 0) continue;
+      if (compute_its_aff(sys.gits_typer(other), o.mpidr) != aff) continue;
+      if (!decode_gits_baser(baser2_[static_cast<std::size_t>(other)]).valid) continue;
+      sys.write_gits_baser(its, 2, baser2_[static_cast<std::size_t>(other)]);  // *baser = sibling->tables[2]
+      baser2_[static_cast<std::size_t>(its)] = read();
+      return;
+    }
+  }
+  // its_parse_indirect_baser(its, baser, &order, ITS_MAX_VPEID_BITS)
+  std::uint64_t esz = decode_gits_baser(read()).entry_bytes;
+  unsigned ids = options_.max_vpeid_bits;
+  bool indirect = false;
+  if ((esz << ids) > psz * 2) {
+    sys.write_gits_baser(its, 2, kBaserIndirectProbe);
+    indirect = decode_gits_baser(read()).indirect;
+    if (indirect) {
+      ids -= ilog2(psz / esz);
+      esz = 8;  // GITS_LVL1_ENTRY_SIZE
+    }
+  }
+  unsigned new_order = std::max(get_order(esz << ids), order);
+  if (new_order > kMaxPageOrder) {
+    new_order = kMaxPageOrder;
+    bringup_notes_.push_back(
+        fmt::format("ITS {}: vPE table too large, ITS_MAX_VPEID reduced (its_parse_indirect_baser)", its));
+  }
+  order = new_order;
+  // its_setup_baser(its, baser, RaWaWb, InnerShareable, order, indirect)
+  GitsBaser cur = decode_gits_baser(read());
+  std::uint64_t alloc_pages = (std::uint64_t{4096} << order) / psz;
+  if (alloc_pages > 256) {
+    alloc_pages = 256;
+    order = get_order(256 * psz);
+  }
+  GitsBaser w;
+  w.valid = true;
+  w.indirect = indirect;
+  w.inner_cache = kCacheRaWaWb;
+  w.type = cur.type;
+  w.entry_bytes = cur.entry_bytes;
+  w.pa = alloc_pa(std::uint64_t{4096} << order);
+  w.shareability = kInnerShareable;
+  w.page_size = code;
+  w.pages = static_cast<std::uint16_t>(alloc_pages);
+  const std::uint64_t val = encode_gits_baser(w);
+  sys.write_gits_baser(its, 2, val);
+  const std::uint64_t tmp = read();
+  if (tmp != val)
+    bringup_notes_.push_back(fmt::format("ITS {}: GITS_BASER2 doesn't stick: {:#x} {:#x} (its_setup_baser)", its, val, tmp));
+  baser2_[static_cast<std::size_t>(its)] = tmp;
+}
 
 LinuxItsDriver::LinuxItsDriver(GicSystem& sys, Options options) : sys_(&sys), options_(std::move(options)) {
   const int n_its = static_cast<int>(sys.its_count());
   const int n_cpu = static_cast<int>(sys.cpu_count());
+  if (options_.max_vpeid_bits < 1 || options_.max_vpeid_bits > 16)
+    throw InputError("max_vpeid_bits", fmt::format("{} is not in 1..16", options_.max_vpeid_bits));
+  next_pa_ = options_.table_pa;
+  cmd_write_.assign(static_cast<std::size_t>(n_its), 0);
+  cmd_base_pa_.assign(static_cast<std::size_t>(n_its), 0);
+  baser2_.assign(static_cast<std::size_t>(n_its), 0);
 
   // 1. its_probe_one() per ITS, firmware order.
   int next_list_nr = 0;
   for (int its = 0; its < n_its; ++its) {
     const ItsConfig& c = sys.its_config(its);
-    if (is_v4(c)) {  // its_alloc_tables(): GITS_BASER2, type vPE
-      std::optional<VpeTableId> table;
-      if (is_v4_1(c) && c.typer.svpet != 0) {  // find_sibling_its(), walking its_nodes as it is now
-        const std::uint32_t aff = compute_its_aff(sys.gits_typer(its), c.mpidr);
-        for (int other : its_nodes_) {
-          const ItsConfig& o = sys.its_config(other);
-          if (!is_v4_1(o) || o.typer.svpet == 0) continue;
-          if (compute_its_aff(sys.gits_typer(other), o.mpidr) != aff) continue;
-          if (!sys.its_vpe_table(other)) continue;
-          table = sys.its_vpe_table(other);
-          break;
-        }
-      }
-      sys.set_its_vpe_table(its, table ? *table : sys.create_vpe_table());
+    if (is_v4(c)) {
       if (!c.typer.vmovp) its_list_nr_[its] = next_list_nr++;  // its_compute_its_list_map()
+      alloc_its_vpe_table(its);
     }
     Cbaser cb;
     cb.valid = true;
-    cb.pa = options_.queue_pa + static_cast<std::uint64_t>(its) * 0x10000;
-    cb.size = 15;  // 64 KiB, 2048 slots
-    cb.shareability = 1;
-    sys.queue(its).write_cbaser(encode_cbaser(cb));
-    sys.queue(its).write_cwriter(0);
+    cb.pa = options_.queue_pa + static_cast<std::uint64_t>(its) * kLinuxItsQueueBytes;
+    cb.size = kLinuxItsQueueBytes / 4096 - 1;  // ITS_CMD_QUEUE_SZ / SZ_4K - 1 = 15
+    cb.inner_cache = kCacheRaWaWb;
+    cb.shareability = kInnerShareable;
+    cmd_base_pa_[static_cast<std::size_t>(its)] = cb.pa;
+    sys.write_gits_cbaser(its, encode_cbaser(cb));
+    sys.write_gits_cwriter(its, 0);
+    GitsCtlr ctlr = decode_gits_ctlr(sys.read_gits_ctlr(its));
+    ctlr.enabled = true;
+    ctlr.imde = is_v4(c);
+    if (its_list_nr_.contains(its)) ctlr.its_number = static_cast<std::uint8_t>(its_list_nr_.at(its) & 0xF);
+    ctlr.quiescent = false;
+    sys.write_gits_ctlr(its, encode_gits_ctlr(ctlr));
     its_nodes_.insert(its_nodes_.begin(), its);  // list_add(&its->entry, &its_nodes): at the head
   }
 
@@ -103,44 +234,94 @@ LinuxItsDriver::LinuxItsDriver(GicSystem& sys, Options options) : sys_(&sys), op
   if (!has_rvpeid_) return;
   std::vector<bool> booted(static_cast<std::size_t>(n_cpu), false);
   int next_mask = 0;
-  for (int cpu : order) {
-    CpuVpeTable& me = cpus_[static_cast<std::size_t>(cpu)];
-    const std::uint32_t aff = compute_common_aff(sys.gicr_typer(cpu));
-    // inherit_vpe_l1_table_from_rd(): for_each_possible_cpu, skipping unbooted CPUs and this one.
-    for (int other = 0; other < n_cpu; ++other) {
-      if (other == cpu || !booted[static_cast<std::size_t>(other)]) continue;
-      if (compute_common_aff(sys.gicr_typer(other)) != aff) continue;
-      const CpuVpeTable& them = cpus_[static_cast<std::size_t>(other)];
-      me.source = VpeTableSource::InheritedFromRd;
-      me.from_cpu = other;
-      me.table = them.table;
-      me.mask_id = them.mask_id;
-      me.local_4_1_its = them.local_4_1_its;  // seed patch
+  for (int cpu : order) allocate_vpe_l1_table(cpu, booted, next_mask);
+}
+
+void LinuxItsDriver::allocate_vpe_l1_table(int cpu, std::vector<bool>& booted, int& next_mask) {
+  GicSystem& sys = *sys_;
+  const int n_cpu = static_cast<int>(sys.cpu_count());
+  CpuVpeTable& me = cpus_[static_cast<std::size_t>(cpu)];
+  // "if VPENDBASER.Valid is set, disable any previously programmed VPE by setting PendingLast"
+  if (decode_vpendbaser(sys.read_vpendbaser(cpu)).valid) {
+    Vpendbaser pl;
+    pl.pending_last = true;
+    sys.write_vpendbaser(cpu, encode_vpendbaser(pl));
+  }
+  const std::uint32_t aff = compute_common_aff(sys.gicr_typer(cpu));
+  std::uint64_t val = 0;
+  // inherit_vpe_l1_table_from_rd(): for_each_possible_cpu, skipping unbooted CPUs and this one.
+  for (int other = 0; other < n_cpu; ++other) {
+    if (other == cpu || !booted[static_cast<std::size_t>(other)]) continue;
+    if (compute_common_aff(sys.gicr_typer(other)) != aff) continue;
+    const CpuVpeTable& them = cpus_[static_cast<std::size_t>(other)];
+    GicrVpropbaser41 v = decode_gicr_vpropbaser41(sys.read_gicr_vpropbaser(other));
+    v.z = false;  // "Make sure we don't write the Z bit in that case"
+    val = encode_gicr_vpropbaser41(v);
+    me.source = VpeTableSource::InheritedFromRd;
+    me.from_cpu = other;
+    me.mask_id = them.mask_id;
+    me.local_4_1_its = them.local_4_1_its;  // seed patch
+    break;
+  }
+  if (me.source == VpeTableSource::NotAllocated) {
+    me.mask_id = next_mask++;  // a new vpe_table_mask
+    // inherit_vpe_l1_table_from_its()
+    for (int its : its_nodes_) {
+      const ItsConfig& c = sys.its_config(its);
+      if (!is_v4_1(c) || c.typer.svpet == 0) continue;
+      if (aff != compute_its_aff(sys.gits_typer(its), c.mpidr)) continue;
+      const GitsBaser baser = decode_gits_baser(baser2_[static_cast<std::size_t>(its)]);
+      if (!baser.valid) continue;
+      GicrVpropbaser41 v;
+      v.valid = true;
+      v.indirect = baser.indirect;
+      v.page_size = baser.page_size;
+      v.pa = baser.pa;  // GITS_BASER_ADDR_48_to_52 for 64K pages, else bits [47:12]
+      v.shareability = baser.shareability;
+      v.inner_cache = baser.inner_cache;
+      v.pages = static_cast<std::uint8_t>(std::min<std::uint16_t>(baser.pages, 128));
+      val = encode_gicr_vpropbaser41(v);
+      me.source = VpeTableSource::InheritedFromIts;
+      me.from_its = its;
+      me.local_4_1_its = its;  // seed patch
       break;
     }
-    if (me.source == VpeTableSource::NotAllocated) {
-      me.mask_id = next_mask++;  // a new vpe_table_mask
-      // inherit_vpe_l1_table_from_its()
-      for (int its : its_nodes_) {
-        const ItsConfig& c = sys.its_config(its);
-        if (!is_v4_1(c) || c.typer.svpet == 0) continue;
-        if (aff != compute_its_aff(sys.gits_typer(its), c.mpidr)) continue;
-        if (!sys.its_vpe_table(its)) continue;
-        me.source = VpeTableSource::InheritedFromIts;
-        me.from_its = its;
-        me.table = sys.its_vpe_table(its);
-        me.local_4_1_its = its;  // seed patch
-        break;
-      }
-    }
-    if (me.source == VpeTableSource::NotAllocated) {
-      me.source = VpeTableSource::Private;
-      me.table = sys.create_vpe_table();
-    }
-    sys.set_rd_vpe_table(cpu, me.table);
-    masks_[me.mask_id].push_back(cpu);
-    booted[static_cast<std::size_t>(cpu)] = true;
   }
+  if (me.source == VpeTableSource::NotAllocated) {
+    // Private table: "First probe the page size".
+    GicrVpropbaser41 probe;
+    probe.page_size = TablePageSize::K64;
+    sys.write_gicr_vpropbaser(cpu, encode_gicr_vpropbaser41(probe));
+    const GicrVpropbaser41 back = decode_gicr_vpropbaser41(sys.read_gicr_vpropbaser(cpu));
+    TablePageSize gpsz = back.page_size;
+    if (gpsz == TablePageSize::Reserved) gpsz = TablePageSize::K4;  // "default: gpsz = GIC_PAGE_SIZE_4K"
+    const std::uint64_t psz = table_page_bytes(gpsz);
+    GicrVpropbaser41 v;
+    v.page_size = gpsz;
+    v.entry_words = back.entry_words;
+    const std::uint64_t epp = psz / (std::uint64_t{back.entry_words} * 8);  // entries per GIC page
+    const std::uint64_t max_vpeid = std::uint64_t{1} << options_.max_vpeid_bits;
+    std::uint64_t npg = 1;
+    if (epp < max_vpeid) {
+      v.indirect = true;
+      const std::uint64_t nl2 = (max_vpeid + epp - 1) / epp;  // L2 pages to cover the vPEID space
+      npg = (nl2 * 8 + psz - 1) / psz;                         // L1 pages pointing to them
+    }
+    v.pages = static_cast<std::uint8_t>(std::min<std::uint64_t>(npg, 128));
+    const std::uint64_t np = (npg * psz + 4095) / 4096;  // CPU pages for L1
+    v.pa = alloc_pa(np * 4096);
+    v.inner_cache = kCacheRaWb;
+    v.shareability = kInnerShareable;
+    v.z = true;
+    v.valid = true;
+    val = encode_gicr_vpropbaser41(v);
+    me.source = VpeTableSource::Private;
+  }
+  sys.write_gicr_vpropbaser(cpu, val);
+  me.vpropbaser = sys.read_gicr_vpropbaser(cpu);
+  me.table = sys.rd_vpe_table(cpu);
+  masks_[me.mask_id].push_back(cpu);
+  booted[static_cast<std::size_t>(cpu)] = true;
 }
 
 const CpuVpeTable& LinuxItsDriver::cpu_vpe_table(int cpu) const {
@@ -154,6 +335,16 @@ std::vector<int> LinuxItsDriver::vpe_table_mask(int cpu) const {
   std::vector<int> out = masks_.at(c.mask_id);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::uint64_t LinuxItsDriver::its_baser2(int its) const {
+  sys_->its_config(its);
+  return baser2_[static_cast<std::size_t>(its)];
+}
+
+std::uint32_t LinuxItsDriver::cmd_write(int its) const {
+  sys_->its_config(its);
+  return cmd_write_[static_cast<std::size_t>(its)];
 }
 
 std::optional<int> LinuxItsDriver::first_v4_1() const {
@@ -197,60 +388,185 @@ std::optional<int> LinuxItsDriver::vpe_cpu(std::uint16_t vpeid) const {
   return it->second;
 }
 
-std::vector<IssuedCommand> LinuxItsDriver::submit(int its, std::vector<ItsCommand> cmds) {
-  sys_->submit(its, cmds);
-  std::vector<IssuedCommand> out;
-  for (ItsCommand& c : cmds) out.push_back(IssuedCommand{its, std::move(c)});
-  return out;
+int LinuxItsDriver::vmapp_count(std::uint16_t vpeid) const {
+  const auto it = vmapp_count_.find(vpeid);
+  return it == vmapp_count_.end() ? 0 : it->second;
 }
 
-std::vector<IssuedCommand> LinuxItsDriver::map_vpe(std::uint16_t vpeid, int cpu) {
+std::vector<int> LinuxItsDriver::mapped_on(std::uint16_t vpeid) const {
+  const auto it = mapped_on_.find(vpeid);
+  if (it == mapped_on_.end()) return {};
+  return {it->second.begin(), it->second.end()};
+}
+
+// --- posting commands (BUILD_SINGLE_CMD_FUNC) --------------------------------------------------------
+
+// its_allocate_entry(): wait (1,000,000 x udelay(1)) while its_queue_full().
+bool LinuxItsDriver::allocate_entry(ItsCall& call, int its) {
+  GicSystem& sys = *sys_;
+  constexpr std::uint32_t entries = kLinuxItsQueueBytes / kItsCommandSize;
+  auto full = [&] {
+    const std::uint32_t widx = cmd_write_[static_cast<std::size_t>(its)] / kItsCommandSize;
+    const std::uint32_t ridx = creadr_offset(sys, its) / kItsCommandSize;
+    return (widx + 1) % entries == ridx;
+  };
+  std::uint64_t count = kLinuxItsWaitPolls;
+  while (full()) {
+    if (--count == 0) {
+      call.notes.push_back(fmt::format("ITS {}: ITS queue not draining (its_allocate_entry spun 1 s)", its));
+      return false;
+    }
+    const bool manual = sys.processing(its) == ItsProcessing::Manual;
+    const std::size_t ran =
+        manual ? sys.process_commands(its, std::max<std::uint64_t>(options_.behaviour.its_commands_per_poll, 0)) : 0;
+    if (ran == 0) count = 1;  // nothing can change: the next check fails the same way until the count runs out
+  }
+  return true;
+}
+
+void LinuxItsDriver::send(ItsCall& call, int its, Batch batch) {
+  GicSystem& sys = *sys_;
+  const auto i = static_cast<std::size_t>(its);
+  const std::uint32_t cwriter = static_cast<std::uint32_t>(sys.read_gits_cwriter(its) & 0xFFFE0);
+  if (cwriter != cmd_write_[i])
+    call.notes.push_back(fmt::format("ITS {}: the driver's cmd_write {:#x} differs from GITS_CWRITER {:#x} (the register "
+                                     "was written behind the driver's back); Linux writes at cmd_write",
+                                     its, cmd_write_[i], cwriter));
+  const Cbaser cb = decode_cbaser(sys.read_gits_cbaser(its));
+  if (!cb.valid || cb.size_bytes() != kLinuxItsQueueBytes || cb.pa != cmd_base_pa_[i])
+    call.notes.push_back(fmt::format("ITS {}: GITS_CBASER {:#x} no longer names the 64 KiB queue the driver allocated at "
+                                     "{:#x}; Linux still writes there",
+                                     its, sys.read_gits_cbaser(its), cmd_base_pa_[i]));
+  const std::uint32_t from = cmd_write_[i];
+  std::size_t written = 0;
+  for (const ItsCommand& cmd : batch.cmds) {
+    if (!allocate_entry(call, its)) break;  // first command: give up; sync object: "goto post"
+    const CommandBytes bytes = encode_its_command(cmd);
+    sys.guest_memory().write(cmd_base_pa_[i] + cmd_write_[i], bytes);
+    cmd_write_[i] = (cmd_write_[i] + kItsCommandSize) % kLinuxItsQueueBytes;
+    call.commands.push_back(IssuedCommand{its, cmd});
+    ++written;
+  }
+  if (written == 0) return;  // "We're soooooo screewed..."
+  ItsWaitTicket t;
+  t.its = its;
+  t.snapshot = creadr_offset(sys, its);  // rd_idx = readl_relaxed(GITS_CREADR), under the lock
+  t.from = from;
+  t.to = cmd_write_[i];
+  t.consumed_at_snapshot = sys.stats(its).consumed;
+  t.cbaser_writes_at_snapshot = sys.stats(its).cbaser_writes;
+  t.builder = batch.builder;
+  sys.write_gits_cwriter(its, t.to);  // its_post_commands()
+  call.tickets.push_back(t);
+  if (!defer_waits_) call.waits.push_back(wait(t));
+}
+
+ItsWaitResult LinuxItsDriver::wait(const ItsWaitTicket& ticket, std::optional<WaitPredicate> predicate) {
+  return wait_for_range_completion(*sys_, ticket, predicate.value_or(options_.behaviour.wait),
+                                   options_.behaviour.its_commands_per_poll);
+}
+
+ItsCall LinuxItsDriver::refuse_unmapped(std::uint16_t vpeid, std::string_view what) const {
+  ItsCall call;
+  call.refused = fmt::format("vPE {:#x} is mapped on no ITS (vmapp_count = 0): {}", vpeid, what);
+  return call;
+}
+
+// --- vPE lifecycle -------------------------------------------------------------------------------
+
+ItsCall LinuxItsDriver::map_vpe(std::uint16_t vpeid, int cpu) {
   sys_->rd_config(cpu);
-  std::vector<IssuedCommand> out;
-  vpe_cpu_[vpeid] = cpu;
+  ItsCall call;
   for (int its : its_nodes_) {
     if (!is_v4(sys_->its_config(its))) continue;
-    VmappCmd m;
-    m.alloc = vmapp_count_[vpeid]++ == 0;
-    m.ptz = false;
+    ItsCall one = map_vpe_on(vpeid, cpu, its);
+    if (one.refused) {
+      call.notes.push_back(*one.refused);
+      continue;
+    }
+    call.commands.insert(call.commands.end(), one.commands.begin(), one.commands.end());
+    call.tickets.insert(call.tickets.end(), one.tickets.begin(), one.tickets.end());
+    call.waits.insert(call.waits.end(), one.waits.begin(), one.waits.end());
+    call.notes.insert(call.notes.end(), one.notes.begin(), one.notes.end());
+  }
+  return call;
+}
+
+ItsCall LinuxItsDriver::map_vpe_on(std::uint16_t vpeid, int cpu, int its) {
+  sys_->rd_config(cpu);
+  const ItsConfig& c = sys_->its_config(its);
+  ItsCall call;
+  if (!is_v4(c)) {
+    call.refused = fmt::format("ITS {} is not a GICv4 ITS (GITS_TYPER.Virtual = 0)", its);
+    return call;
+  }
+  if (mapped_on_[vpeid].contains(its)) {
+    call.refused = fmt::format("vPE {:#x} is already mapped on ITS {} (Linux activates a vPE once)", vpeid, its);
+    return call;
+  }
+  vpe_cpu_[vpeid] = cpu;  // vpe->col_idx
+  VmappCmd m;
+  int& count = vmapp_count_[vpeid];
+  const bool alloc = count++ == 0;  // alloc = !atomic_fetch_inc(&vpe->vmapp_count)
+  m.vpeid = vpeid;
+  m.rdbase = sys_->rdbase_for(its, cpu);
+  m.valid = true;
+  m.vpt_size = options_.vpt_size;
+  m.vpt_pa = options_.vpt_pa + std::uint64_t{vpeid} * 0x10000;
+  if (is_v4_1(c)) {
+    m.alloc = alloc;
+    m.ptz = false;  // "This is why we never advertise PTZ"
     m.vconf_pa = options_.vconf_pa;
     m.default_db = options_.doorbell_base + vpeid;
-    m.vpeid = vpeid;
-    m.rdbase = sys_->rdbase_for(its, cpu);
-    m.valid = true;
-    m.vpt_size = options_.vpt_size;
-    m.vpt_pa = options_.vpt_pa + std::uint64_t{vpeid} * 0x10000;
-    auto issued = submit(its, {m, VsyncCmd{vpeid}, VinvallCmd{vpeid}, VsyncCmd{vpeid}});
-    out.insert(out.end(), issued.begin(), issued.end());
   }
-  return out;
+  mapped_on_[vpeid].insert(its);
+  send(call, its, Batch{{m, VsyncCmd{vpeid}}, "its_build_vmapp_cmd"});
+  send(call, its, Batch{{VinvallCmd{vpeid}, VsyncCmd{vpeid}}, "its_build_vinvall_cmd"});
+  return call;
 }
 
-std::vector<IssuedCommand> LinuxItsDriver::unmap_vpe(std::uint16_t vpeid) {
-  std::vector<IssuedCommand> out;
+ItsCall LinuxItsDriver::unmap_vpe(std::uint16_t vpeid) {
+  if (vmapp_count(vpeid) == 0 || mapped_on(vpeid).empty())
+    return refuse_unmapped(vpeid, "there is nothing to unmap");
+  ItsCall call;
+  const std::set<int> on = mapped_on_[vpeid];
   for (int its : its_nodes_) {
-    if (!is_v4(sys_->its_config(its))) continue;
+    if (!on.contains(its)) continue;
+    const ItsConfig& c = sys_->its_config(its);
     VmappCmd m;
     int& count = vmapp_count_[vpeid];
-    if (count > 0) --count;
-    m.alloc = count == 0;
+    const bool alloc = --count == 0;  // alloc = !atomic_dec_return(&vpe->vmapp_count)
     m.vpeid = vpeid;
     m.valid = false;
-    auto issued = submit(its, {m});
-    out.insert(out.end(), issued.begin(), issued.end());
+    if (is_v4_1(c)) m.alloc = alloc;
+    mapped_on_[vpeid].erase(its);
+    // v4.1: "Unmapping a VPE is self-synchronizing on GICv4.1, no need to issue a VSYNC" (80e9963fb3b5).
+    const bool vsync = !is_v4_1(c) || options_.behaviour.vsync_after_unmap;
+    Batch b{{m}, "its_build_vmapp_cmd"};
+    if (vsync) b.cmds.push_back(VsyncCmd{vpeid});
+    send(call, its, std::move(b));
   }
-  vpe_cpu_.erase(vpeid);
-  return out;
+  return call;
 }
 
-std::vector<IssuedCommand> LinuxItsDriver::move_vpe(std::uint16_t vpeid, int cpu) {
+ItsCall LinuxItsDriver::move_vpe(std::uint16_t vpeid, int cpu) {
   sys_->rd_config(cpu);
-  std::vector<IssuedCommand> out;
+  if (vmapp_count(vpeid) == 0 && options_.behaviour.refuse_vmovp_unmapped)
+    return refuse_unmapped(vpeid,
+                           "its_vpe_set_affinity returns -EINVAL, no VMOVP (1442ee001198, CVE-2024-50192)");
+  ItsCall call;
+  const auto from = vpe_cpu(vpeid);
+  if (from && *from == cpu) {
+    call.notes.push_back(fmt::format("vPE {:#x} is already on CPU {}: no VMOVP (its_vpe_set_affinity: from == cpu)",
+                                     vpeid, cpu));
+    return call;
+  }
   std::uint16_t its_list = 0;
   for (const auto& [its, nr] : its_list_nr_)
     if (nr < 16) its_list = static_cast<std::uint16_t>(its_list | (1u << nr));
   const bool single = its_list_nr_.empty();
   const std::uint16_t seq = single ? 0 : vmovp_seq_++;
+  vpe_cpu_[vpeid] = cpu;  // vpe->col_idx = cpu
   for (int its : vmovp_targets()) {
     VmovpCmd m;
     m.sequence_number = seq;
@@ -259,41 +575,72 @@ std::vector<IssuedCommand> LinuxItsDriver::move_vpe(std::uint16_t vpeid, int cpu
     m.rdbase = sys_->rdbase_for(its, cpu);
     m.db = is_v4_1(sys_->its_config(its));
     m.default_db = m.db ? options_.doorbell_base + vpeid : 0;
-    auto issued = submit(its, {m, VsyncCmd{vpeid}});
-    out.insert(out.end(), issued.begin(), issued.end());
+    send(call, its, Batch{{m, VsyncCmd{vpeid}}, "its_build_vmovp_cmd"});
   }
-  vpe_cpu_[vpeid] = cpu;
-  return out;
+  return call;
 }
 
-std::vector<IssuedCommand> LinuxItsDriver::configure_vsgi(Find41Policy policy, int sender_cpu, std::uint16_t vpeid,
-                                                          std::uint8_t vintid, const VsgiConfig& config) {
+ItsCall LinuxItsDriver::vsgi_command(Find41Policy policy, int sender_cpu, const VsgiCmd& c) {
+  sys_->rd_config(sender_cpu);
+  if (vmapp_count(c.vpeid) == 0)
+    return refuse_unmapped(c.vpeid, "its_configure_sgi is unreachable in Linux for a vPE that is not activated");
   const auto its = find_4_1_its(sender_cpu, policy);
-  if (!its) return {};
+  ItsCall call;
+  if (!its) {
+    call.refused = "no GICv4.1 ITS (find_4_1_its() returns NULL)";
+    return call;
+  }
+  send(call, *its, Batch{{c, VsyncCmd{c.vpeid}}, "its_build_vsgi_cmd"});
+  return call;
+}
+
+ItsCall LinuxItsDriver::configure_vsgi(Find41Policy policy, int sender_cpu, std::uint16_t vpeid, std::uint8_t vintid,
+                                       const VsgiConfig& config) {
   VsgiCmd c;
   c.enable = config.enable;
   c.group = config.group;
   c.priority = static_cast<std::uint8_t>(config.priority & 0xF0);  // Linux encodes prio >> 4
   c.vintid = vintid;
   c.vpeid = vpeid;
-  return submit(*its, {c, VsyncCmd{vpeid}});
+  return vsgi_command(policy, sender_cpu, c);
 }
 
-std::vector<IssuedCommand> LinuxItsDriver::clear_vsgi_pending(Find41Policy policy, int sender_cpu,
-                                                              std::uint16_t vpeid, std::uint8_t vintid) {
-  const auto its = find_4_1_its(sender_cpu, policy);
-  if (!its) return {};
+ItsCall LinuxItsDriver::clear_vsgi_pending(Find41Policy policy, int sender_cpu, std::uint16_t vpeid,
+                                           std::uint8_t vintid) {
   VsgiCmd c;
   c.clear = true;
   c.vintid = vintid;
   c.vpeid = vpeid;
-  return submit(*its, {c, VsyncCmd{vpeid}});
+  return vsgi_command(policy, sender_cpu, c);
 }
 
-std::vector<IssuedCommand> LinuxItsDriver::send_invdb(Find41Policy policy, int sender_cpu, std::uint16_t vpeid) {
+ItsCall LinuxItsDriver::send_invdb(Find41Policy policy, int sender_cpu, std::uint16_t vpeid) {
+  sys_->rd_config(sender_cpu);
+  if (vmapp_count(vpeid) == 0)
+    return refuse_unmapped(vpeid, "its_vpe_4_1_send_inv is unreachable in Linux for a vPE that is not activated");
   const auto its = find_4_1_its(sender_cpu, policy);
-  if (!its) return {};
-  return submit(*its, {InvdbCmd{vpeid}, VsyncCmd{vpeid}});
+  ItsCall call;
+  if (!its) {
+    call.refused = "no GICv4.1 ITS (find_4_1_its() returns NULL: its_vpe_4_1_send_inv sends nothing)";
+    return call;
+  }
+  send(call, *its, Batch{{InvdbCmd{vpeid}, VsyncCmd{vpeid}}, "its_build_invdb_cmd"});
+  return call;
+}
+
+ItsCall LinuxItsDriver::post_sync_traffic(int its, int cpu, std::size_t count) {
+  sys_->its_config(its);
+  sys_->rd_config(cpu);
+  ItsCall call;
+  if (count == 0) return call;
+  Batch b;
+  b.builder = "its_build_sync_cmd";
+  b.cmds.assign(count, SyncCmd{sys_->rdbase_for(its, cpu)});
+  const bool deferred = defer_waits_;
+  defer_waits_ = true;  // other CPUs wait on their own; this CPU does not
+  send(call, its, std::move(b));
+  defer_waits_ = deferred;
+  return call;
 }
 
 void LinuxItsDriver::schedule_vpe(int cpu, std::uint16_t vpeid, bool vgrp0_en, bool vgrp1_en) {

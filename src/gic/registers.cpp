@@ -78,6 +78,26 @@ GicrTyper decode_gicr_typer(std::uint64_t v) {
   return t;
 }
 
+std::uint32_t encode_gits_ctlr(const GitsCtlr& c) {
+  constexpr std::uint32_t modelled = 0x1u | 0x2u | 0xF0u | 0x100u | 0x8000'0000u;
+  if ((c.other & modelled) != 0)
+    throw InputError("GITS_CTLR.other", fmt::format("{:#x} overlaps modelled fields", c.other));
+  if (c.its_number > 15) throw InputError("GITS_CTLR.ITS_Number", fmt::format("{} does not fit in [7:4]", c.its_number));
+  return c.other | (c.enabled ? 1u : 0u) | (c.imde ? 2u : 0u) | (std::uint32_t{c.its_number} << 4) |
+         (c.umsi_irq ? 0x100u : 0u) | (c.quiescent ? 0x8000'0000u : 0u);
+}
+
+GitsCtlr decode_gits_ctlr(std::uint32_t v) {
+  GitsCtlr c;
+  c.enabled = (v & 1u) != 0;
+  c.imde = (v & 2u) != 0;
+  c.its_number = static_cast<std::uint8_t>((v >> 4) & 0xF);
+  c.umsi_irq = (v & 0x100u) != 0;
+  c.quiescent = (v & 0x8000'0000u) != 0;
+  c.other = v & ~(0x1u | 0x2u | 0xF0u | 0x100u | 0x8000'0000u);
+  return c;
+}
+
 std::uint64_t encode_cbaser(const Cbaser& c) {
   if ((c.pa & bits::mask(11, 0)) != 0 || !bits::fits(c.pa >> 12, 51, 12))
     throw InputError("GITS_CBASER.PA", fmt::format("{:#x} is not a 4 KiB aligned address below 2^52", c.pa));

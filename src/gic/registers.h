@@ -48,6 +48,19 @@ struct GicrTyper {
 std::uint64_t encode_gicr_typer(const GicrTyper& t);
 GicrTyper decode_gicr_typer(std::uint64_t value);
 
+/// GITS_CTLR (ITS control frame + 0x0), 32 bits (Arm IHI 0069H.b, GITS_CTLR register description).
+struct GitsCtlr {
+  bool enabled = false;          ///< [0]  the ITS translates and processes its command queue
+  bool imde = false;             ///< [1]  ImDe, GICv4 only (Linux its_probe_one sets it on a v4 ITS; not modelled further)
+  std::uint8_t its_number = 0;   ///< [7:4] GICv4 ITSList number for VMOVP (GITS_TYPER.VMOVP = 0)
+  bool umsi_irq = false;         ///< [8]  unmapped-MSI reporting interrupt (not modelled)
+  bool quiescent = true;         ///< [31] RO: no ITS operation in progress (reset 1)
+  std::uint32_t other = 0;       ///< RES0 bits kept verbatim
+  friend bool operator==(const GitsCtlr&, const GitsCtlr&) = default;
+};
+std::uint32_t encode_gits_ctlr(const GitsCtlr& c);
+GitsCtlr decode_gits_ctlr(std::uint32_t value);
+
 /// GITS_CBASER (ITS + 0x80): the command queue's memory (fact sheet §1.5).
 struct Cbaser {
   bool valid = false;              ///< [63]

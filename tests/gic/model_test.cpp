@@ -1,4 +1,5 @@
-// GicSystem and ItsCommandQueue behaviour: fact sheet gicv41-vsgi.md §1.3 (GITS_SGIR write), §1.5 (queue).
+// GicSystem and ItsCommandQueue behaviour: Arm IHI 0069H.b §5.2 (command queue), GITS_SGIR, GICR_VPENDBASER;
+// Linux irq-gic-v3-its.c its_queue_full() for the one-slot-unused rule.
 #include <gtest/gtest.h>
 
 #include "common/error.h"
@@ -16,12 +17,14 @@ std::uint64_t queue_cbaser(std::uint8_t size_pages_minus1) {
   return encode_cbaser(c);
 }
 
-TEST(GicItsQueue, FreshQueue_DisabledUntilCbaserValid) {
+TEST(GicItsQueue, FreshQueue_NotValid_CannotPushButCwriterIsWritable_Ihi0069CwriterDescription) {
   ItsCommandQueue q;
-  EXPECT_FALSE(q.enabled());
+  EXPECT_FALSE(q.valid());
   EXPECT_TRUE(q.full());
   EXPECT_FALSE(q.push(encode_its_command(VsyncCmd{1})));
-  EXPECT_FALSE(q.write_cwriter(0x20));
+  EXPECT_TRUE(q.write_cwriter(0x20));  // CBASER.Size = 0 describes 4 KiB: 0x20 is in range
+  EXPECT_EQ(q.read_cwriter(), 0x20U);
+  EXPECT_FALSE(q.can_fetch());         // but nothing runs: CBASER.Valid = 0
 }
 
 TEST(GicItsQueue, OneSlotAlwaysUnused_FullAt127Of128_FactSheet15) {
@@ -58,17 +61,22 @@ TEST(GicItsQueue, CreadrWraps_EmptyWhenEqual) {
   EXPECT_TRUE(q.empty());
 }
 
-TEST(GicItsQueue, CwriterOutsideQueue_Refused_CbaserResetsCreadr) {
+TEST(GicItsQueue, CwriterOutsideQueue_StoredButQueueInvalid_CbaserResetsCreadrOnly_Ihi0069CreadrDescription) {
   ItsCommandQueue q;
   q.write_cbaser(queue_cbaser(0));
-  EXPECT_FALSE(q.write_cwriter(4096));
-  EXPECT_EQ(q.read_cwriter(), 0U);
+  EXPECT_FALSE(q.write_cwriter(4096));  // CONSTRAINED UNPREDICTABLE: queue invalid until written in range
+  EXPECT_EQ(q.read_cwriter(), 4096U);
+  EXPECT_FALSE(q.cwriter_in_range());
+  EXPECT_TRUE(q.write_cwriter(0));
   ASSERT_TRUE(q.push(encode_its_command(VsyncCmd{1})));
   q.consume();
   EXPECT_EQ(q.read_creadr(), 32U);
+  EXPECT_EQ(q.read_cwriter(), 32U);
   q.write_cbaser(queue_cbaser(1));
-  EXPECT_EQ(q.read_creadr(), 0U);
+  EXPECT_EQ(q.read_creadr(), 0U);   // "cleared to 0 when a value is written to GITS_CBASER"
+  EXPECT_EQ(q.read_cwriter(), 32U); // CWRITER is not
   EXPECT_EQ(q.size_bytes(), 8192U);
+  EXPECT_EQ(q.pending_slots(), 1U); // the VSYNC at offset 0 is in the queue again
 }
 
 TEST(GicItsQueue, WriteMemory_OutsideQueue_WritesNothing) {
@@ -76,9 +84,9 @@ TEST(GicItsQueue, WriteMemory_OutsideQueue_WritesNothing) {
   q.write_cbaser(queue_cbaser(0));
   const std::uint8_t b[4] = {1, 2, 3, 4};
   EXPECT_FALSE(q.write_memory(4094, b));
-  EXPECT_EQ(q.memory()[4094], 0);
+  EXPECT_EQ(q.read_memory(4094, 1)[0], 0);
   EXPECT_TRUE(q.write_memory(4092, b));
-  EXPECT_EQ(q.memory()[4095], 4);
+  EXPECT_EQ(q.read_memory(4095, 1)[0], 4);
 }
 
 // One socket with two CPUs, one ITS, a shared vPE table set by hand (no Linux driver).
@@ -87,7 +95,8 @@ struct Bare {
   Bare() {
     const VpeTableId t = sys.create_vpe_table();
     sys.set_its_vpe_table(0, t);
-    sys.queue(0).write_cbaser(queue_cbaser(0));
+    sys.write_gits_cbaser(0, queue_cbaser(0));
+    sys.write_gits_ctlr(0, 1);  // Enabled
   }
   VmappCmd vmapp(std::uint16_t vpeid, int cpu) {
     VmappCmd m;
@@ -121,7 +130,8 @@ TEST(GicSystemCommands, StallPolicy_StopsAtError_RetryReexecutes) {
   cfg.on_command_error = CommandErrorPolicy::Stall;
   GicSystem sys(cfg);
   sys.set_its_vpe_table(0, sys.create_vpe_table());
-  sys.queue(0).write_cbaser(queue_cbaser(0));
+  sys.write_gits_cbaser(0, queue_cbaser(0));
+  sys.write_gits_ctlr(0, 1);
   const std::vector<ItsCommand> cmds{VsyncCmd{9}, InvdbCmd{9}};
   EXPECT_EQ(sys.submit(0, cmds), 1U);
   EXPECT_TRUE(sys.queue(0).stalled());
@@ -138,7 +148,8 @@ TEST(GicSystemCommands, VpeidBeyondItsRange_IsCommandError) {
   t.vpeid_bits = 8;
   GicSystem sys(build_socket_topology(t));
   sys.set_its_vpe_table(0, sys.create_vpe_table());
-  sys.queue(0).write_cbaser(queue_cbaser(0));
+  sys.write_gits_cbaser(0, queue_cbaser(0));
+  sys.write_gits_ctlr(0, 1);
   const std::vector<ItsCommand> cmds{VsgiCmd{true, false, true, 0, 1, 0x100}};
   sys.submit(0, cmds);
   ASSERT_EQ(sys.command_errors().size(), 1U);
@@ -175,7 +186,8 @@ TEST(GicSystemCommands, V41CommandOnV40Its_NotSupported) {
   cfg.its[0].typer.vmapp = false;
   GicSystem sys(cfg);
   sys.set_its_vpe_table(0, sys.create_vpe_table());
-  sys.queue(0).write_cbaser(queue_cbaser(0));
+  sys.write_gits_cbaser(0, queue_cbaser(0));
+  sys.write_gits_ctlr(0, 1);
   sys.submit(0, std::vector<ItsCommand>{InvdbCmd{1}});
   ASSERT_EQ(sys.command_errors().size(), 1U);
   EXPECT_EQ(sys.command_errors()[0].kind, CommandErrorKind::NotSupported);
