@@ -297,5 +297,120 @@ TEST(GicLinuxHostile, BadCpuOrItsIndex_InputError) {
   EXPECT_THROW(sys.queue(-1), InputError);
 }
 
+// --- vPE mapping rules: the CVE-2024-50192 fix (1442ee001198), 80e9963fb3b5, the VMAPP Alloc bit ---
+
+TEST(GicLinuxMapRules, VmovpForUnmappedVpe_Refused_Cve2024_50192) {
+  GicSystem sys(build_socket_topology(SocketTopology{2, 2}));
+  LinuxItsDriver drv(sys);
+  const ItsCall never = drv.move_vpe(4, 1);
+  ASSERT_TRUE(never.refused.has_value());
+  EXPECT_NE(never.refused->find("CVE-2024-50192"), std::string::npos) << *never.refused;
+  EXPECT_TRUE(never.commands.empty());
+  drv.map_vpe(4, 0);
+  drv.unmap_vpe(4);  // a dying vPE: vmapp_count back to 0
+  EXPECT_EQ(drv.vmapp_count(4), 0);
+  EXPECT_TRUE(drv.move_vpe(4, 1).refused.has_value());
+  EXPECT_EQ(sys.stats(1).by_opcode.count(ItsOpcode::Vmovp), 0U);
+  EXPECT_TRUE(sys.command_errors().empty());
+}
+
+TEST(GicLinuxMapRules, BeforeTheFix_VmovpAndVsyncGoOut_ItsReportsBothNamingTheVpe) {
+  GicSystem sys(build_socket_topology(SocketTopology{2, 2}));
+  LinuxItsDriver::Options o;
+  o.behaviour.refuse_vmovp_unmapped = false;  // before 1442ee001198
+  LinuxItsDriver drv(sys, o);
+  drv.map_vpe(4, 0);
+  drv.unmap_vpe(4);
+  const ItsCall c = drv.move_vpe(4, 1);
+  EXPECT_FALSE(c.refused.has_value());
+  ASSERT_EQ(c.commands.size(), 2U);
+  EXPECT_EQ(c.commands[0].its, 1);  // list_first_entry(its_nodes)
+  ASSERT_EQ(sys.command_errors().size(), 2U);
+  const CommandError& e = sys.command_errors()[0];
+  EXPECT_EQ(e.kind, CommandErrorKind::UnmappedVpe);
+  EXPECT_EQ(e.opcode, 0x22);
+  EXPECT_EQ(e.its, 1);
+  EXPECT_EQ(e.vpeid, 4);
+  EXPECT_EQ(e.message, "ITS 1: VMOVP at 0x00a0: vPE 0x4 is not mapped on this ITS");
+  EXPECT_EQ(sys.command_errors()[1].opcode, 0x25);  // the VSYNC after it
+  EXPECT_EQ(sys.command_errors()[1].message, "ITS 1: VSYNC at 0x00c0: vPE 0x4 is not mapped on this ITS");
+  EXPECT_TRUE(c.all_completed());  // the errors do not stall the queue (CommandErrorPolicy::Skip)
+}
+
+TEST(GicLinuxMapRules, UnmapOnV41_NoVsync_80e9963fb3b5_BeforeIt_VsyncErrors) {
+  GicSystem sys(build_socket_topology(SocketTopology{1, 2}));
+  LinuxItsDriver drv(sys);
+  drv.map_vpe(2, 1);
+  const ItsCall u = drv.unmap_vpe(2);
+  ASSERT_EQ(u.commands.size(), 1U);
+  EXPECT_TRUE(std::holds_alternative<VmappCmd>(u.commands[0].command));
+  EXPECT_TRUE(sys.command_errors().empty());
+
+  GicSystem old_sys(build_socket_topology(SocketTopology{1, 2}));
+  LinuxItsDriver::Options o;
+  o.behaviour.vsync_after_unmap = true;  // before 80e9963fb3b5
+  LinuxItsDriver old_drv(old_sys, o);
+  old_drv.map_vpe(2, 1);
+  const ItsCall v = old_drv.unmap_vpe(2);
+  ASSERT_EQ(v.commands.size(), 2U);
+  ASSERT_EQ(old_sys.command_errors().size(), 1U);
+  EXPECT_EQ(old_sys.command_errors()[0].opcode, 0x25);
+  EXPECT_EQ(old_sys.command_errors()[0].vpeid, 2);
+}
+
+TEST(GicLinuxMapRules, AllocBitFollowsVmappCount_FirstMapAndLastUnmapOnly) {
+  GicSystem sys(build_socket_topology(SocketTopology{3, 1}));
+  LinuxItsDriver drv(sys);
+  const ItsCall m = drv.map_vpe(6, 0);
+  ASSERT_EQ(m.commands.size(), 12U);
+  EXPECT_TRUE(std::get<VmappCmd>(m.commands[0].command).alloc);   // ITS 2: count 0 -> 1
+  EXPECT_FALSE(std::get<VmappCmd>(m.commands[4].command).alloc);  // ITS 1: 1 -> 2
+  EXPECT_FALSE(std::get<VmappCmd>(m.commands[8].command).alloc);  // ITS 0: 2 -> 3
+  EXPECT_EQ(drv.vmapp_count(6), 3);
+  EXPECT_EQ(drv.mapped_on(6), (std::vector<int>{0, 1, 2}));
+  const ItsCall u = drv.unmap_vpe(6);
+  ASSERT_EQ(u.commands.size(), 3U);
+  EXPECT_FALSE(std::get<VmappCmd>(u.commands[0].command).alloc);  // 3 -> 2
+  EXPECT_FALSE(std::get<VmappCmd>(u.commands[1].command).alloc);  // 2 -> 1
+  EXPECT_TRUE(std::get<VmappCmd>(u.commands[2].command).alloc);   // 1 -> 0
+  EXPECT_EQ(CommandBytes(encode_its_command(u.commands[2].command))[1], 0x01);  // DW0[8] on the wire
+  EXPECT_TRUE(drv.unmap_vpe(6).refused.has_value());
+}
+
+TEST(GicLinuxMapRules, MappedOnOneChosenIts_AllocSet_VsgiThroughTheOtherItsIsAnError) {
+  auto cfg = build_socket_topology(SocketTopology{2, 2});
+  for (auto& its : cfg.its) its.typer.svpet = 0;  // no sharing between ITSs
+  GicSystem sys(cfg);
+  LinuxItsDriver drv(sys);
+  const ItsCall m = drv.map_vpe_on(3, 2, 1);
+  ASSERT_EQ(m.commands.size(), 4U);
+  EXPECT_TRUE(std::get<VmappCmd>(m.commands[0].command).alloc);
+  EXPECT_EQ(drv.mapped_on(3), (std::vector<int>{1}));
+  EXPECT_TRUE(sys.vpe_entry(1, 3).has_value());
+  EXPECT_FALSE(sys.vpe_entry(0, 3).has_value());
+  EXPECT_TRUE(drv.map_vpe_on(3, 2, 1).refused.has_value());  // once per ITS
+  // The VSGI goes where find_4_1_its says (ITS 1, the first in its_nodes: private tables, no local
+  // pointer), so it works; pinned to ITS 0 it would not.
+  const ItsCall ok = drv.configure_vsgi(Post, 0, 3, 5, VsgiConfig{true, 0xA0, true});
+  EXPECT_EQ(ok.commands.at(0).its, 1);
+  EXPECT_TRUE(sys.command_errors().empty());
+  EXPECT_EQ(sys.write_sgir(0, encode_sgir({5, 3})).outcome, SgirOutcome::RejectedUnmappedVpe);
+  EXPECT_EQ(sys.write_sgir(1, encode_sgir({5, 3})).outcome, SgirOutcome::PendingNotResident);
+  const ItsCall u = drv.unmap_vpe(3);
+  ASSERT_EQ(u.commands.size(), 1U);  // only where it is mapped
+  EXPECT_EQ(u.commands[0].its, 1);
+  EXPECT_TRUE(std::get<VmappCmd>(u.commands[0].command).alloc);
+}
+
+TEST(GicLinuxMapRules, MoveToSameCpu_NoVmovp) {
+  GicSystem sys(build_socket_topology(SocketTopology{1, 2}));
+  LinuxItsDriver drv(sys);
+  drv.map_vpe(1, 1);
+  const ItsCall c = drv.move_vpe(1, 1);
+  EXPECT_FALSE(c.refused.has_value());
+  EXPECT_TRUE(c.commands.empty());
+  EXPECT_EQ(c.notes.size(), 1U);
+}
+
 }  // namespace
 }  // namespace ipilab::gic
