@@ -1,8 +1,12 @@
-// ipilab gic decode / gic encode — read and write GICv4.1 ITS commands and GITS_SGIR values by hand.
-// The codecs are src/gic/its_command.h and src/gic/sgir.h (fact sheet gicv41-vsgi.md §1.3, §1.6).
+// ipilab gic decode / gic encode — read and write GICv4.1 ITS commands and GITS_SGIR values by hand;
+// ipilab gic its SCRIPT — run a script of ITS register writes, commands and Linux driver calls.
+// The codecs are src/gic/its_command.h, src/gic/sgir.h, src/gic/table_registers.h; the script runner
+// is src/gic/its_script.h (format: docs/gic-its.md). This file only parses arguments and prints.
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,9 +16,12 @@
 
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/file.h"
 #include "common/hex.h"
 #include "gic/its_command.h"
+#include "gic/its_script.h"
 #include "gic/sgir.h"
+#include "gic/table_registers.h"
 
 namespace ipilab::cli {
 namespace {
@@ -183,6 +190,280 @@ void run_encode(const EncodeArgs& a) {
                                           a.command));
 }
 
+// ------------------------------------------------------------------------------------------------
+// ipilab gic its SCRIPT
+
+struct ItsArgs {
+  std::string script;
+  bool json = false;
+  bool quiet = false;
+};
+
+std::string hex(std::uint64_t v) { return fmt::format("{:#x}", v); }
+
+std::string describe_baser(std::uint64_t v) {
+  const GitsBaser b = decode_gits_baser(v);
+  if (!b.valid) return "not valid";
+  return fmt::format("Valid{}, {}-byte entries, {} x {}, PA {:#x}", b.indirect ? ", Indirect" : "", b.entry_bytes,
+                     table_page_name(b.page_size), b.pages, b.pa);
+}
+
+std::string describe_vpropbaser(std::uint64_t v) {
+  const GicrVpropbaser41 b = decode_gicr_vpropbaser41(v);
+  if (!b.valid) return "not valid";
+  return fmt::format("Valid{}{}, {}-byte entries, {} x {}, PA {:#x}", b.indirect ? ", Indirect" : "", b.z ? ", Z" : "",
+                     b.entry_words * 8, table_page_name(b.page_size), b.pages, b.pa);
+}
+
+std::string describe_cbaser(std::uint64_t v) {
+  const Cbaser c = decode_cbaser(v);
+  return fmt::format("{}{} KiB at {:#x}", c.valid ? "" : "not valid, ", c.size_bytes() / 1024, c.pa);
+}
+
+std::string command_text(const ItsCommand& cmd) {
+  std::string out(opcode_name(opcode_of(cmd)));
+  for (const FieldValue& f : describe(cmd))
+    if (f.value != 0) out += fmt::format(" {}={}", f.field->name, f.value < 10 ? fmt::format("{}", f.value) : hex(f.value));
+  return out;
+}
+
+std::string vpes_text(const ItsView& v) {
+  if (v.vpes.empty()) return "-";
+  std::string out;
+  for (const auto& [id, cpu] : v.vpes) out += fmt::format("{}{}->cpu{}", out.empty() ? "" : " ", id, cpu);
+  return out;
+}
+
+std::string ints_text(const std::vector<int>& v, std::string_view prefix) {
+  if (v.empty()) return "-";
+  std::string out;
+  for (int x : v) out += fmt::format("{}{}{}", out.empty() ? "" : ",", prefix, x);
+  return out;
+}
+
+std::string wait_text(const NamedWait& n) {
+  const ItsWaitResult& w = n.result;
+  return fmt::format("{}({}) {} after {} CREADR read{}: waited for {} command{} ({} bytes, {} ahead of the batch); "
+                     "CREADR {:#x} -> {:#x}, {} bytes travelled",
+                     n.name.empty() ? "" : n.name + " ", wait_predicate_name(w.predicate), wait_outcome_name(w.outcome),
+                     w.polls, w.polls == 1 ? "" : "s", w.waited_commands, w.waited_commands == 1 ? "" : "s",
+                     w.waited_bytes(), w.ahead_commands, w.first_creadr, w.last_creadr, w.travelled_bytes);
+}
+
+void print_state_text(const StepResult& r, const StepResult* prev, bool full) {
+  for (const ItsView& v : r.state.its) {
+    fmt::print("  its{:<3} {} CREADR {:#06x}{} CWRITER {:#06x} pending {} executed {} errors {}{}{} | vPEs {}\n", v.its,
+               v.enabled ? "Enabled " : "Disabled", v.creadr & 0xFFFE0, v.stalled ? " (Stalled)" : "", v.cwriter, v.pending,
+               v.executed, v.errors, v.processing == ItsProcessing::Manual ? " [manual]" : "",
+               v.driver_cmd_write && *v.driver_cmd_write != (v.cwriter & 0xFFFE0) ? fmt::format(" cmd_write {:#06x}", *v.driver_cmd_write) : "",
+               vpes_text(v));
+    const ItsView* p = prev ? &prev->state.its.at(static_cast<std::size_t>(v.its)) : nullptr;
+    if (full || !p || p->baser2 != v.baser2 || p->cbaser != v.cbaser || p->ctlr != v.ctlr)
+      fmt::print("         GITS_CTLR {:#010x}  GITS_CBASER {:#018x} ({})  GITS_BASER2 {:#018x} ({})\n", v.ctlr, v.cbaser,
+                 describe_cbaser(v.cbaser), v.baser2, describe_baser(v.baser2));
+  }
+  for (const RdView& v : r.state.rds) {
+    const RdView* p = prev ? &prev->state.rds.at(static_cast<std::size_t>(v.cpu)) : nullptr;
+    if (!full && p && p->vpropbaser == v.vpropbaser && p->vpendbaser == v.vpendbaser) continue;
+    fmt::print("  rd{:<4} GICR_VPROPBASER {:#018x} ({}){}  GICR_VPENDBASER {:#018x}\n", v.cpu, v.vpropbaser,
+               describe_vpropbaser(v.vpropbaser),
+               v.local_4_1_its ? fmt::format(" local_4_1_its its{}", *v.local_4_1_its) : "", v.vpendbaser);
+  }
+  for (const VpeView& v : r.state.vpes)
+    fmt::print("  vPE {:<3} cpu {} | mapped on {} (vmapp_count {}) | in the table of {} | vSGI enabled {:#06x} pending {:#06x}{}\n",
+               v.vpeid, v.cpu ? std::to_string(*v.cpu) : "-", ints_text(v.mapped_on, "its"), v.vmapp_count,
+               ints_text(v.in_tables_of, "its"), v.enabled, v.pending,
+               v.resident_on ? fmt::format(" | resident on rd{}", *v.resident_on) : "");
+}
+
+void print_its_text(const ItsScriptResult& res, bool quiet) {
+  fmt::print("{}\n", res.file);
+  const StepResult* prev = nullptr;
+  for (const StepResult& r : res.steps) {
+    fmt::print("[line {}] {}\n", r.line, r.text);
+    if (r.kind == "system") fmt::print("  system   {}\n", res.system_summary);
+    if (r.kind == "system" && !res.cpu_sources.empty()) {
+      std::map<std::string, int> n;
+      for (const std::string& src : res.cpu_sources) ++n[src];
+      std::string s;
+      for (const auto& [k, v] : n) s += fmt::format("{}{} CPU{} {}", s.empty() ? "" : ", ", v, v == 1 ? "" : "s", k);
+      fmt::print("  linux    bring-up: vPE tables {}\n", s);
+    }
+    if (r.refused) fmt::print("  refused  {}\n", *r.refused);
+    for (std::size_t k = 0; k < r.issued.size();) {  // runs of identical commands print once, with a count
+      std::size_t n = 1;
+      while (k + n < r.issued.size() && r.issued[k + n].its == r.issued[k].its && r.issued[k + n].command == r.issued[k].command) ++n;
+      fmt::print("  issued   its{}: {}{}\n", r.issued[k].its, command_text(r.issued[k].command), n > 1 ? fmt::format(" (x{})", n) : "");
+      k += n;
+    }
+    for (const std::string& a : r.posted_as) fmt::print("  posted   as {} (the wait is `linux wait {}`)\n", a, a);
+    for (const CommandError& e : r.command_errors)
+      fmt::print("  error    {} [{}]\n", e.message, command_error_kind_name(e.kind));
+    for (const RegisterNote& n : r.register_notes)
+      fmt::print("  register {}: {}{}\n", n.reg, n.message, n.applied ? "" : " [write refused]");
+    for (const NamedWait& w : r.waits) {
+      fmt::print("  wait     {}\n", wait_text(w));
+      if (!w.result.linux_message.empty()) fmt::print("  linux    {}\n", w.result.linux_message);
+      if (!w.result.note.empty()) fmt::print("  note     {}\n", w.result.note);
+    }
+    if (r.sgir)
+      fmt::print("  sgir     its{} vPE {} vINTID {}: {}{}{}\n", r.sgir->its, r.sgir->sgir.vpeid, r.sgir->sgir.vintid,
+                 sgir_outcome_name(r.sgir->outcome),
+                 r.sgir->target_cpu >= 0 ? fmt::format(" -> rd{} (socket {})", r.sgir->target_cpu, r.sgir->target_socket) : "",
+                 r.sgir->doorbell ? ", default doorbell fired" : "");
+    for (const std::string& n : r.notes) fmt::print("  note     {}\n", n);
+    if (r.kind == "expect") {
+      if (r.expect_failures.empty())
+        fmt::print("  expect   ok\n");
+      else
+        for (const std::string& f : r.expect_failures) fmt::print("  expect   FAILED {}\n", f);
+      continue;
+    }
+    if (!quiet || r.kind == "system") print_state_text(r, prev, r.kind == "system");
+    prev = &r;
+  }
+  fmt::print("{} step{}, {} expectation{} checked, {} failed\n", res.steps.size() - 1, res.steps.size() == 2 ? "" : "s",
+             res.expectations, res.expectations == 1 ? "" : "s", res.expectations_failed);
+}
+
+ordered_json wait_json(const NamedWait& n) {
+  const ItsWaitResult& w = n.result;
+  return ordered_json{{"name", n.name.empty() ? nullptr : ordered_json(n.name)},
+                      {"predicate", std::string(wait_predicate_name(w.predicate))},
+                      {"outcome", std::string(wait_outcome_name(w.outcome))},
+                      {"polls", w.polls},
+                      {"udelays", w.udelays},
+                      {"snapshot", hex(w.snapshot)},
+                      {"from", hex(w.from)},
+                      {"to", hex(w.to)},
+                      {"first_creadr", hex(w.first_creadr)},
+                      {"last_creadr", hex(w.last_creadr)},
+                      {"batch_commands", w.batch_commands},
+                      {"ahead_commands", w.ahead_commands},
+                      {"waited_commands", w.waited_commands},
+                      {"waited_bytes", w.waited_bytes()},
+                      {"travelled_bytes", w.travelled_bytes},
+                      {"linux_message", w.linux_message.empty() ? nullptr : ordered_json(w.linux_message)},
+                      {"note", w.note.empty() ? nullptr : ordered_json(w.note)}};
+}
+
+ordered_json state_json(const StateView& s) {
+  ordered_json its = ordered_json::array();
+  for (const ItsView& v : s.its) {
+    ordered_json vp = ordered_json::array();
+    for (const auto& [id, cpu] : v.vpes) vp.push_back({{"vpeid", id}, {"cpu", cpu}});
+    its.push_back({{"its", v.its},
+                   {"GITS_CTLR", hex(v.ctlr)},
+                   {"GITS_CBASER", hex(v.cbaser)},
+                   {"GITS_CWRITER", hex(v.cwriter)},
+                   {"GITS_CREADR", hex(v.creadr)},
+                   {"GITS_BASER2", hex(v.baser2)},
+                   {"enabled", v.enabled},
+                   {"stalled", v.stalled},
+                   {"pending", v.pending},
+                   {"executed", v.executed},
+                   {"errors", v.errors},
+                   {"processing", std::string(its_processing_name(v.processing))},
+                   {"cmd_write", v.driver_cmd_write ? ordered_json(hex(*v.driver_cmd_write)) : ordered_json(nullptr)},
+                   {"vpe_table", v.table ? ordered_json(*v.table) : ordered_json(nullptr)},
+                   {"vpes", vp}});
+  }
+  ordered_json rds = ordered_json::array();
+  for (const RdView& v : s.rds)
+    rds.push_back({{"cpu", v.cpu},
+                   {"GICR_VPROPBASER", hex(v.vpropbaser)},
+                   {"GICR_VPENDBASER", hex(v.vpendbaser)},
+                   {"vpe_table", v.table ? ordered_json(*v.table) : ordered_json(nullptr)},
+                   {"local_4_1_its", v.local_4_1_its ? ordered_json(*v.local_4_1_its) : ordered_json(nullptr)}});
+  ordered_json vpes = ordered_json::array();
+  for (const VpeView& v : s.vpes)
+    vpes.push_back({{"vpeid", v.vpeid},
+                    {"cpu", v.cpu ? ordered_json(*v.cpu) : ordered_json(nullptr)},
+                    {"vmapp_count", v.vmapp_count},
+                    {"mapped_on", v.mapped_on},
+                    {"in_tables_of", v.in_tables_of},
+                    {"vsgi_enabled", fmt::format("{:#06x}", v.enabled)},
+                    {"vsgi_pending", fmt::format("{:#06x}", v.pending)},
+                    {"resident_on", v.resident_on ? ordered_json(*v.resident_on) : ordered_json(nullptr)}});
+  return ordered_json{{"its", its}, {"rds", rds}, {"vpes", vpes}, {"command_errors", s.command_errors}};
+}
+
+void print_its_json(const ItsScriptResult& res) {
+  ordered_json steps = ordered_json::array();
+  for (const StepResult& r : res.steps) {
+    ordered_json issued = ordered_json::array();
+    for (const IssuedCommand& c : r.issued) {
+      ordered_json dw = ordered_json::array();
+      for (std::uint64_t d : encode_its_dwords(c.command)) dw.push_back(fmt::format("{:#018x}", d));
+      issued.push_back({{"its", c.its}, {"command", std::string(opcode_name(opcode_of(c.command)))}, {"dwords", dw}});
+    }
+    ordered_json errors = ordered_json::array();
+    for (const CommandError& e : r.command_errors) {
+      const std::string_view name = any_opcode_name(e.opcode);
+      errors.push_back({{"its", e.its},
+                        {"offset", hex(e.queue_offset)},
+                        {"opcode", fmt::format("{:#04x}", e.opcode)},
+                        {"command", name.empty() ? nullptr : ordered_json(std::string(name))},
+                        {"kind", std::string(command_error_kind_name(e.kind))},
+                        {"vpeid", e.vpeid ? ordered_json(*e.vpeid) : ordered_json(nullptr)},
+                        {"message", e.message}});
+    }
+    ordered_json notes = ordered_json::array();
+    for (const RegisterNote& n : r.register_notes) notes.push_back({{"register", n.reg}, {"applied", n.applied}, {"message", n.message}});
+    ordered_json waits = ordered_json::array();
+    for (const NamedWait& w : r.waits) waits.push_back(wait_json(w));
+    ordered_json sgir = nullptr;
+    if (r.sgir)
+      sgir = {{"its", r.sgir->its},
+              {"vpeid", r.sgir->sgir.vpeid},
+              {"vintid", r.sgir->sgir.vintid},
+              {"outcome", std::string(sgir_outcome_name(r.sgir->outcome))},
+              {"target_cpu", r.sgir->target_cpu >= 0 ? ordered_json(r.sgir->target_cpu) : ordered_json(nullptr)},
+              {"doorbell", r.sgir->doorbell}};
+    steps.push_back({{"line", r.line},
+                     {"kind", r.kind},
+                     {"text", r.text},
+                     {"refused", r.refused ? ordered_json(*r.refused) : ordered_json(nullptr)},
+                     {"issued", issued},
+                     {"posted_as", r.posted_as},
+                     {"command_errors", errors},
+                     {"register_notes", notes},
+                     {"waits", waits},
+                     {"sgir", sgir},
+                     {"notes", r.notes},
+                     {"expect_failures", r.expect_failures},
+                     {"state", state_json(r.state)}});
+  }
+  ordered_json j{{"file", res.file},
+                 {"system", res.system_summary},
+                 {"bringup_notes", res.bringup_notes},
+                 {"vpe_table_sources", res.cpu_sources},
+                 {"expectations", {{"checked", res.expectations}, {"failed", res.expectations_failed}}},
+                 {"steps", steps}};
+  fmt::print("{}\n", j.dump(2));
+}
+
+std::filesystem::path resolve_script(const std::string& arg) {
+  const std::filesystem::path p(arg);
+  if (std::filesystem::exists(p) || arg.find('/') != std::string::npos || p.has_extension()) return p;
+  const std::filesystem::path shipped = data_dir() / "docs" / "examples" / "its" / (arg + ".its");
+  if (std::filesystem::exists(shipped)) return shipped;
+  return p;  // read_text_file() reports it missing
+}
+
+void run_its(const ItsArgs& a) {
+  const std::filesystem::path path = resolve_script(a.script);
+  const std::string text = read_text_file(path);
+  const ItsScript script = parse_its_script(text, a.script);
+  const ItsScriptResult res = run_its_script(script);
+  if (a.json)
+    print_its_json(res);
+  else
+    print_its_text(res, a.quiet);
+  if (res.expectations_failed > 0)
+    throw CheckFailed(fmt::format("{}: {} of {} expectations failed", a.script, res.expectations_failed, res.expectations));
+}
+
 }  // namespace
 
 void add_gic_command(CLI::App& root) {
@@ -227,6 +508,36 @@ void add_gic_command(CLI::App& root) {
   ipilab gic encode sgir vPEID=0x1234 vINTID=5
 )");
   enc->callback([e] { run_encode(*e); });
+
+  auto i = std::make_shared<ItsArgs>();
+  auto* its = gic->add_subcommand(
+      "its",
+      "Run an ITS script: register writes (GITS_CTLR, GITS_CBASER, GITS_CWRITER, GITS_BASER<n>, GITS_SGIR,\n"
+      "GICR_VPROPBASER / GICR_VPENDBASER per redistributor), guest-memory writes, ITS commands and Linux host-driver\n"
+      "calls (map / move / unmap a vPE, VSGI, INVDB, GITS_SGIR, completion waits), printing after each step the ITS\n"
+      "state: CREADR, CWRITER, errors, vPE mappings, pending vSGIs, and the vPE-table registers when they change.");
+  its->add_option("SCRIPT", i->script,
+                  "a script file, or the name of a shipped example (docs/examples/its/NAME.its):\n"
+                  "disable-reenable, wrap-wait, vpe-move, vpe-tables")
+      ->required();
+  its->add_flag("--json", i->json, "print every step with its full state as JSON (contract: docs/gic-its.md)");
+  its->add_flag("--quiet", i->quiet, "text output: print the state only after the bring-up, events after every step");
+  its->footer(R"(The script format is documented in docs/gic-its.md. A script starts with a system line, e.g.
+  system sockets=2 cpus_per_socket=2 common_lpi_aff=2
+then one statement per line ('#' comments): write, mem, push, run, mode, driver, linux ..., expect ...
+A Linux bring-up (boot=linux, the default) programs GITS_BASER2, GITS_CBASER, GITS_CTLR and every
+GICR_VPROPBASER the way drivers/irqchip/irq-gic-v3-its.c does.
+
+Exit status: 0, 1 when an expect line does not hold, 2 for a bad script (FILE:LINE and the reason).
+
+Examples:
+  ipilab gic its disable-reenable          # GITS_CTLR.Enabled 1 -> 0 -> 1: resumes at CREADR, no replay
+  ipilab gic its wrap-wait                 # CREADR wraps past 64 KiB: a050fa5476d4's predicate vs the old one
+  ipilab gic its vpe-move                  # VMOVP of a mapped vPE, of an unmapped one (CVE-2024-50192)
+  ipilab gic its vpe-tables --quiet        # GITS_BASER2 / GICR_VPROPBASER for CommonLPIAff 3
+  ipilab gic its wrap-wait --json | jq '.steps[] | select(.waits != []) | .waits'
+)");
+  its->callback([i] { run_its(*i); });
 }
 
 }  // namespace ipilab::cli

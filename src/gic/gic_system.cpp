@@ -244,15 +244,8 @@ RegisterWriteResult GicSystem::write_gits_baser(int its, int n, std::uint64_t va
     return r;
   }
   GitsBaser b = decode_gits_baser(value);
-  if (b.type != old.type) {
-    note(r, reg, true, fmt::format("Type is RO ({}); the written {} is ignored", old.type, b.type));
-    b.type = old.type;
-  }
-  if (b.entry_bytes != old.entry_bytes) {
-    note(r, reg, true, fmt::format("Entry_Size is RO ({} bytes); the written {} bytes is ignored", old.entry_bytes,
-                                   b.entry_bytes));
-    b.entry_bytes = old.entry_bytes;
-  }
+  b.type = old.type;                // RO: writes are ignored (the value read back shows it)
+  b.entry_bytes = old.entry_bytes;  // RO
   if (!page_supported(cfg.baser_page_sizes, b.page_size)) {
     note(r, reg, true, fmt::format("Page_Size {} is not supported; it reads back {}", table_page_name(b.page_size),
                                    table_page_name(old.page_size)));
@@ -313,10 +306,7 @@ RegisterWriteResult GicSystem::write_gicr_vpropbaser(int cpu, std::uint64_t valu
     note(r, reg, true, "bit 62 is RES0; it reads as 0");
     v.other = 0;
   }
-  if (v.entry_words != words && value != 0) {
-    note(r, reg, true, fmt::format("Entry_Size is RO ({} bytes); the written value is ignored", cfg.vpe_entry_bytes));
-  }
-  v.entry_words = words;
+  v.entry_words = words;  // RO
   if (!page_supported(cfg.vpropbaser_page_sizes, v.page_size)) {
     const TablePageSize back = page_supported(cfg.vpropbaser_page_sizes, old.page_size)
                                    ? old.page_size

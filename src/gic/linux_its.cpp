@@ -393,6 +393,13 @@ int LinuxItsDriver::vmapp_count(std::uint16_t vpeid) const {
   return it == vmapp_count_.end() ? 0 : it->second;
 }
 
+std::vector<std::uint16_t> LinuxItsDriver::known_vpes() const {
+  std::set<std::uint16_t> ids;
+  for (const auto& [id, n] : vmapp_count_) ids.insert(id);
+  for (const auto& [id, cpu] : vpe_cpu_) ids.insert(id);
+  return {ids.begin(), ids.end()};
+}
+
 std::vector<int> LinuxItsDriver::mapped_on(std::uint16_t vpeid) const {
   const auto it = mapped_on_.find(vpeid);
   if (it == mapped_on_.end()) return {};
@@ -418,7 +425,7 @@ bool LinuxItsDriver::allocate_entry(ItsCall& call, int its) {
     }
     const bool manual = sys.processing(its) == ItsProcessing::Manual;
     const std::size_t ran =
-        manual ? sys.process_commands(its, std::max<std::uint64_t>(options_.behaviour.its_commands_per_poll, 0)) : 0;
+        manual ? sys.process_commands(its, options_.behaviour.its_commands_per_poll) : 0;
     if (ran == 0) count = 1;  // nothing can change: the next check fails the same way until the count runs out
   }
   return true;

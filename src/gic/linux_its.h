@@ -234,6 +234,8 @@ class LinuxItsDriver {
   int vmapp_count(std::uint16_t vpeid) const;
   /// The ITSs the driver has mapped `vpeid` on, ascending.
   std::vector<int> mapped_on(std::uint16_t vpeid) const;
+  /// Every vPE the driver has mapped (or tried to move) so far, ascending.
+  std::vector<std::uint16_t> known_vpes() const;
   /// The driver's its->cmd_write offset for `its` (where its next command goes).
   std::uint32_t cmd_write(int its) const;
 
