@@ -81,4 +81,62 @@ TEST_F(GicCli, EncodeMatchesDecode) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["bytes"], kVsgiBytes);
 }
 
+// --- ipilab gic its ---
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::filesystem::path p = std::filesystem::temp_directory_path() / name;
+  FILE* f = std::fopen(p.c_str(), "w");
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  return p.string();
+}
+
+TEST_F(GicCli, Its_ShippedExampleByName_FromAnotherDirectory_Exit0) {
+  const CliRun r = run("gic its vpe-move --quiet");  // popen runs in the test's working directory
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("refused  vPE 0x1 is mapped on no ITS (vmapp_count = 0)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("error    ITS 1: VMOVP at 0x00e0: vPE 0x1 is not mapped on this ITS [unmapped_vpe]"), std::string::npos);
+  EXPECT_NE(r.out.find("29 steps, 27 expectations checked, 0 failed"), std::string::npos);
+}
+
+TEST_F(GicCli, Its_Json_WaitFieldsAndState) {
+  const CliRun r = run("gic its wrap-wait --json");
+  ASSERT_EQ(r.status, 0) << r.out.substr(0, 2000);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["expectations"]["failed"], 0);
+  bool seen = false;
+  for (const auto& step : j["steps"])
+    for (const auto& w : step["waits"])
+      if (w["predicate"] == "offsets" && w["outcome"] == "timed_out_after_completion") {
+        seen = true;
+        EXPECT_EQ(w["polls"], 1000000);
+        EXPECT_EQ(w["from"], "0xffa0");
+        EXPECT_EQ(w["to"], "0xffe0");
+        EXPECT_EQ(w["last_creadr"], "0x1e0");
+        EXPECT_EQ(w["waited_commands"], 2);
+        EXPECT_EQ(w["linux_message"], "ITS queue timeout (65440 65504 480); ITS cmd its_build_vmovp_cmd failed");
+        EXPECT_EQ(step["state"]["its"][0]["GITS_CREADR"], "0x1e0");
+      }
+  EXPECT_TRUE(seen);
+  EXPECT_EQ(j["steps"][0]["state"]["its"][0]["GITS_BASER2"], "0xfa1f000050000600");
+}
+
+TEST_F(GicCli, Its_BadScript_Exit2_FileLineReason) {
+  const std::string path = write_temp("ipilab_bad.its", "system sockets=1 cpus_per_socket=2\n\nwrite its0 GITS_CTLR Enable=1\n");
+  const CliRun r = run("gic its " + path);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find(path + ":3: write GITS_CTLR: unknown key 'enable'"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("[line"), std::string::npos) << "nothing printed before the error";
+  EXPECT_EQ(run("gic its /nonexistent/x.its").status, 2);
+}
+
+TEST_F(GicCli, Its_FailedExpect_Exit1_AfterPrinting) {
+  const std::string path =
+      write_temp("ipilab_expect.its", "system sockets=1 cpus_per_socket=2\nlinux map vpe=1 cpu=0\nexpect its0 creadr=0x40\n");
+  const CliRun r = run("gic its " + path);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("expect   FAILED its0 creadr: expected 0x40, got 0x80"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 of 1 expectations failed"), std::string::npos) << r.out;
+}
+
 }  // namespace
