@@ -1,6 +1,6 @@
 // ipilab/gic/bits.h — bit-field helpers shared by the GIC codecs (register and command layouts).
 //
-// Notation follows the Arm GIC specification and fact sheet gicv41-vsgi.md: a field [hi:lo] of a
+// Notation follows the Arm GIC specification (IHI 0069): a field [hi:lo] of a
 // 64-bit word. All helpers are constexpr, total (no UB for any hi/lo with 0 <= lo <= hi <= 63).
 #pragma once
 

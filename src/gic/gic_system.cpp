@@ -650,7 +650,7 @@ SgirWriteResult GicSystem::write_sgir(int its, std::uint64_t value) {
   r.outcome = SgirOutcome::PendingNotResident;
   if (!resident && st.doorbell_armed) {
     r.doorbell = true;
-    st.doorbell_armed = false;  // at most once per non-residency phase (fact sheet §1.1)
+    st.doorbell_armed = false;  // "at most once" per non-residency phase (GICv4.1 series cover letter, 20200304203330.4967-1-maz@kernel.org)
   }
   return r;
 }

@@ -158,7 +158,11 @@ struct RegisterWriteResult {
 enum class SgirOutcome {
   DeliveredResident,   ///< pending set; vPE resident on its RD with the group enabled: presented to the vCPU interface
   PendingNotResident,  ///< pending set; vPE not resident (or group disabled): doorbell candidate
-  PendingDisabled,     ///< pending latched but the vSGI is disabled (VSGI Enable = 0): not presented
+  /// Pending latched but the vSGI is disabled (VSGI Enable = 0): not presented. A disabled interrupt keeps
+  /// its pending state and is forwarded once enabled (IHI 0069 "Enabling the distribution of interrupts",
+  /// §4.7 of the v3.0/v4.0 edition); KVM relies on it: vgic_v4_enable_vsgis() writes the pending state of
+  /// all 16 vSGIs to the ITS (its_sgi_set_irqchip_state -> GITS_SGIR) whatever their enable.
+  PendingDisabled,
   RejectedNoSgirFrame, ///< the ITS has GITS_TYPER.VSGI = 0: the write goes nowhere
   RejectedVpeidOutOfRange,
   RejectedNoVpeTable,

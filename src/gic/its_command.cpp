@@ -11,7 +11,7 @@
 namespace ipilab::gic {
 namespace {
 
-// Field layouts (fact sheet gicv41-vsgi.md §1.6). Order: DW, then bit.
+// Field layouts: Linux its_encode_* (drivers/irqchip/irq-gic-v3-its.c), Arm IHI 0069H.b §5.3. Order: DW, then bit.
 constexpr CommandField kSync[] = {
     {"RDbase", 2, 51, 16, 0, "target redistributor: PA >> 16 (GITS_TYPER.PTA=1) or processor number (PTA=0)"},
 };

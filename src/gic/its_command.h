@@ -1,8 +1,8 @@
 // ipilab/gic/its_command.h — the 32-byte ITS commands used for GICv4.1 vPEs and vSGIs (pure codec).
 //
 // An ITS command is 32 bytes: four little-endian 64-bit doublewords DW0..DW3; the command number is
-// DW0[7:0] and GICv4 commands are the physical opcode | 0x20 (fact sheet gicv41-vsgi.md §1.5).
-// Field positions are those Linux's its_encode_* helpers use (fact sheet §1.6, "Command encodings"):
+// DW0[7:0] and GICv4 commands are the physical opcode | 0x20 (Linux arm-gic-v3.h GITS_CMD_*).
+// Field positions are those Linux's its_encode_* helpers use (irq-gic-v3-its.c; Arm IHI 0069H.b §5.3):
 //
 //   SYNC    0x05  DW2[51:16] RDbase
 //   VMOVP   0x22  DW0[47:32] SequenceNumber, DW1[15:0] ITSList, DW1[47:32] vPEID, DW2[51:16] RDbase,
@@ -165,7 +165,7 @@ struct CommandField {
   std::string_view meaning;
 };
 
-/// The field layout of an opcode (fact sheet §1.6), in DW then bit order, without the opcode itself.
+/// The field layout of an opcode (its_encode_*), in DW then bit order, without the opcode itself.
 std::span<const CommandField> command_layout(ItsOpcode op);
 
 /// A field of a concrete command with its raw and display values.

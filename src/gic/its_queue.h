@@ -1,7 +1,7 @@
 // ipilab/gic/its_queue.h — one ITS command queue: GITS_CBASER / GITS_CWRITER / GITS_CREADR semantics.
 //
-// Architecture (Arm IHI 0069H.b §5.2, and the GITS_CBASER / GITS_CWRITER / GITS_CREADR register
-// descriptions of §12, also published as Arm's register XML, DDI 0595):
+// Architecture (Arm IHI 0069H.b §5.2, and its GITS_CBASER / GITS_CWRITER / GITS_CREADR register
+// descriptions, also published as Arm's register XML, DDI 0595):
 //  * The queue is (CBASER.Size + 1) x 4 KiB of guest memory at CBASER.Physical_Address, split into
 //    32-byte slots. Software writes commands at CWRITER and advances it; the ITS executes from
 //    CREADR. Empty when CREADR == CWRITER; Linux (its_queue_full) never fills the last slot, so one is

@@ -768,7 +768,7 @@ ItsScript parse_its_script(std::string_view text, std::string_view file) {
     s.steps.push_back(std::move(step));
     if (s.steps.size() > 100'000) c.fail("more than 100000 steps");
   }
-  if (!have_system) throw InputError(fmt::format("{}:{}", file, line_no), "no system line (a script starts with: system sockets=N cpus_per_socket=M)");
+  if (!have_system) throw InputError(fmt::format("{}:1", file), "no system line (a script starts with: system sockets=N cpus_per_socket=M)");
   return s;
 }
 

@@ -1,7 +1,7 @@
 // ipilab/gic/registers.h — the ITS and redistributor registers the vSGI path reads (pure codecs).
 //
-// Bit positions: fact sheet gicv41-vsgi.md §1.2 (feature bits), §1.3 (GICR_VPENDBASER), §1.5 (command
-// queue registers). Each decode keeps the bits it does not model in `other`, so encode(decode(v)) == v
+// Bit positions: Linux include/linux/irqchip/arm-gic-v3.h (GITS_TYPER_*, GICR_TYPER_*, GITS_CBASER_*,
+// GICR_VPENDBASER_*) and the Arm IHI 0069H.b register descriptions. Each decode keeps the bits it does not model in `other`, so encode(decode(v)) == v
 // for every 64-bit v. Encoders throw InputError("<REG>.<field>", reason) for a field that does not fit.
 #pragma once
 
@@ -14,7 +14,7 @@ constexpr std::uint32_t make_affinity(std::uint8_t aff3, std::uint8_t aff2, std:
   return (std::uint32_t{aff3} << 24) | (std::uint32_t{aff2} << 16) | (std::uint32_t{aff1} << 8) | aff0;
 }
 
-/// GITS_TYPER (ITS control frame + 0x8), the bits the v4/v4.1 paths use (fact sheet §1.2).
+/// GITS_TYPER (ITS control frame + 0x8), the bits the v4/v4.1 paths use (arm-gic-v3.h GITS_TYPER_*).
 struct GitsTyper {
   bool physical = true;      ///< [0]  physical LPIs
   bool vlpis = false;        ///< [1]  "Virtual": GICv4 vLPIs; Linux is_v4(its)
@@ -30,7 +30,7 @@ struct GitsTyper {
 std::uint64_t encode_gits_typer(const GitsTyper& t);
 GitsTyper decode_gits_typer(std::uint64_t value);
 
-/// GICR_TYPER (RD_base + 0x8), the bits the v4.1 paths use (fact sheet §1.2).
+/// GICR_TYPER (RD_base + 0x8), the bits the v4.1 paths use (arm-gic-v3.h GICR_TYPER_*).
 struct GicrTyper {
   bool plpis = true;                 ///< [0]  physical LPIs
   bool vlpis = false;                ///< [1]  virtual LPIs
@@ -61,7 +61,7 @@ struct GitsCtlr {
 std::uint32_t encode_gits_ctlr(const GitsCtlr& c);
 GitsCtlr decode_gits_ctlr(std::uint32_t value);
 
-/// GITS_CBASER (ITS + 0x80): the command queue's memory (fact sheet §1.5).
+/// GITS_CBASER (ITS + 0x80): the command queue's memory (IHI 0069H.b §5.2).
 struct Cbaser {
   bool valid = false;              ///< [63]
   std::uint8_t inner_cache = 0;    ///< [61:59]
@@ -96,7 +96,7 @@ struct Creadr {
 std::uint64_t encode_creadr(const Creadr& c);
 Creadr decode_creadr(std::uint64_t value);
 
-/// GICR_VPENDBASER, v4.1 form (VLPI frame + 0x78): residency of a vPE on this RD (fact sheet §1.3).
+/// GICR_VPENDBASER, v4.1 form (VLPI frame + 0x78): residency of a vPE on this RD (arm-gic-v3.h GICR_VPENDBASER_4_1_*).
 struct Vpendbaser {
   bool valid = false;         ///< [63] a vPE is resident
   bool doorbell = false;      ///< [62] DB: request the default doorbell while descheduled

@@ -3,14 +3,15 @@
 // GITS_SGIR is a 64-bit write-only register in the ITS's third 64 KiB frame (ITS base + 0x20020,
 // present when GITS_TYPER.VSGI = 1). Linux writes it with one writeq_relaxed of (vPEID << 32 | vINTID)
 // from its_sgi_set_irqchip_state(); there is no command queue and no completion wait.
-// Layout (fact sheet gicv41-vsgi.md §1.3): [3:0] vINTID (SGI 0..15), [47:32] vPEID, all other bits RES0.
+// Layout (Linux arm-gic-v3.h GITS_SGIR_VINTID / GITS_SGIR_VPEID): [3:0] vINTID (SGI 0..15), [47:32] vPEID,
+// all other bits RES0.
 #pragma once
 
 #include <cstdint>
 
 namespace ipilab::gic {
 
-/// Offset of GITS_SGIR from the ITS base address (fact sheet §1.3: vSGI frame 0x20000 + 0x20).
+/// Offset of GITS_SGIR from the ITS base address (its_probe_one maps sgir_base = phys_base + 128 KiB; GITS_SGIR is + 0x20).
 inline constexpr std::uint64_t kGitsSgirOffset = 0x20020;
 /// Offset of GITS_SGIR inside the vSGI frame as Linux maps it (sgir_base = phys_base + 128 KiB).
 inline constexpr std::uint64_t kGitsSgirFrameOffset = 0x20;

@@ -1,5 +1,6 @@
-// Linux ITS selection (irq-gic-v3-its.c) before and after seed f1a3fac4095c; fact sheet gicv41-vsgi.md
-// §1.4 (vPE table sharing), §1.6 (VMOVP routing), §2.3 (its_nodes order), §2.4 (post-seed logic).
+// Linux ITS selection (drivers/irqchip/irq-gic-v3-its.c) before and after seed f1a3fac4095c: vPE table
+// sharing (allocate_vpe_l1_table, inherit_vpe_l1_table_from_*), VMOVP routing (its_send_vmovp), its_nodes
+// order (its_probe_one: list_add at the head), find_4_1_its().
 #include <gtest/gtest.h>
 
 #include "common/error.h"
@@ -36,7 +37,7 @@ TEST(GicLinuxItsNodes, ListAddAtHead_ReverseFirmwareOrder) {
   EXPECT_TRUE(drv.has_rvpeid());
 }
 
-TEST(GicLinuxFind41, TwoSockets_PerSocketCommonLpiAff_LocalItsIsOwnSocket_AcceptanceIssue2) {
+TEST(GicLinuxFind41, TwoSockets_PerSocketCommonLpiAff_LocalItsIsOwnSocket_SeedF1a3fac4095c) {
   GicSystem sys(build_socket_topology(SocketTopology{2, 4}));  // Aff2 = socket, CommonLPIAff = 2
   LinuxItsDriver drv(sys);
   for (int cpu = 0; cpu < 8; ++cpu) {
@@ -58,7 +59,7 @@ TEST(GicLinuxFind41, TwoSockets_PerSocketCommonLpiAff_LocalItsIsOwnSocket_Accept
   EXPECT_EQ(sys.rd_vpe_table(7), sys.its_vpe_table(1));
 }
 
-TEST(GicLinuxFind41, PreSeed_PicksLastItsReportedByFirmware_AcceptanceIssue2) {
+TEST(GicLinuxFind41, PreSeed_PicksLastItsReportedByFirmware_SeedF1a3fac4095c) {
   GicSystem sys(build_socket_topology(SocketTopology{2, 4}));
   LinuxItsDriver drv(sys);
   for (int cpu = 0; cpu < 8; ++cpu) EXPECT_EQ(drv.find_4_1_its(cpu, Pre), 1) << cpu;
@@ -70,7 +71,7 @@ TEST(GicLinuxFind41, PreSeed_PicksLastItsReportedByFirmware_AcceptanceIssue2) {
   EXPECT_TRUE(drv.choose_sgir_its(5, Pre).its_local);
 }
 
-TEST(GicLinuxFind41, CommonLpiAffWholeSystem_EveryCpuInheritsSameIts_AcceptanceIssue2) {
+TEST(GicLinuxFind41, CommonLpiAffWholeSystem_EveryCpuInheritsSameIts_SeedF1a3fac4095c) {
   SocketTopology t{2, 4};
   t.scope = VpeTableScope::System;  // CommonLPIAff = 0, SVPET = 1
   GicSystem sys(build_socket_topology(t));
@@ -135,7 +136,7 @@ TEST(GicLinuxFind41, NoV41Its_NullAndNoRvpeid) {
   EXPECT_EQ(drv.send_vsgi(Post, 0, 1, 1).its, -1);
 }
 
-TEST(GicLinuxVmovp, AllVmovp_SingleVmovpToListFirst_NotLocalised_FactSheet16) {
+TEST(GicLinuxVmovp, AllVmovp_SingleVmovpToListFirst_NotLocalised_ItsSendVmovp) {
   GicSystem sys(build_socket_topology(SocketTopology{2, 2}));
   LinuxItsDriver drv(sys);
   EXPECT_EQ(drv.vmovp_targets(), (std::vector<int>{1}));
@@ -274,7 +275,7 @@ TEST(GicLinuxVsgi, FourSockets_VpeOnSocket3_RoutesFromEverySocket) {
   EXPECT_TRUE(sys.command_errors().empty());
 }
 
-TEST(GicLinuxFind41, MixedV40AndV41_FallbackSkipsV40_FactSheet23) {
+TEST(GicLinuxFind41, MixedV40AndV41_FallbackSkipsV40_ItsNodesListAdd) {
   auto cfg = build_socket_topology(SocketTopology{2, 2});
   cfg.its[1].typer.vmapp = false;  // the last reported ITS is v4.0 only
   cfg.its[1].typer.vsgi = false;

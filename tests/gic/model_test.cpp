@@ -27,7 +27,7 @@ TEST(GicItsQueue, FreshQueue_NotValid_CannotPushButCwriterIsWritable_Ihi0069Cwri
   EXPECT_FALSE(q.can_fetch());         // but nothing runs: CBASER.Valid = 0
 }
 
-TEST(GicItsQueue, OneSlotAlwaysUnused_FullAt127Of128_FactSheet15) {
+TEST(GicItsQueue, OneSlotAlwaysUnused_FullAt127Of128_ItsQueueFull) {
   ItsCommandQueue q;
   q.write_cbaser(queue_cbaser(0));  // 4 KiB = 128 slots
   ASSERT_EQ(q.slots(), 128U);
@@ -109,7 +109,7 @@ struct Bare {
   }
 };
 
-TEST(GicSystemCommands, VsgiToUnmappedVpe_IsCommandError_QueueMovesOn_AcceptanceIssue2) {
+TEST(GicSystemCommands, VsgiToUnmappedVpe_IsCommandError_QueueMovesOn_Ihi0069CommandErrors) {
   Bare b;
   const std::vector<ItsCommand> cmds{VsgiCmd{true, false, true, 0xA0, 5, 77}, b.vmapp(1, 1)};
   EXPECT_EQ(b.sys.submit(0, cmds), 1U);
