@@ -467,9 +467,10 @@ void run_its(const ItsArgs& a) {
 }  // namespace
 
 void add_gic_command(CLI::App& root) {
-  auto* gic = root.add_subcommand("gic", "GICv4.1 direct vSGI: decode and encode ITS commands and GITS_SGIR values");
+  auto* gic = root.add_subcommand(
+      "gic", "GICv4.1 direct vSGI: decode and encode ITS commands and GITS_SGIR values, run ITS scripts");
   gic->require_subcommand(1);
-  gic->footer("Run 'ipilab gic decode --help' or 'ipilab gic encode --help' for examples.");
+  gic->footer("Run 'ipilab gic decode --help', 'ipilab gic encode --help' or 'ipilab gic its --help' for examples.");
 
   auto d = std::make_shared<DecodeArgs>();
   auto* dec = gic->add_subcommand(

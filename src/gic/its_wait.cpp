@@ -42,9 +42,8 @@ bool WaitPredicateState::poll(std::uint32_t rd) {
 
 namespace {
 
-std::uint32_t creadr_offset(const GicSystem& sys, int its) {
-  return static_cast<std::uint32_t>(sys.read_gits_creadr(its) & 0xFFFE0);
-}
+/// readl_relaxed(its->base + GITS_CREADR): Linux uses the raw value, Stalled (bit 0) included.
+std::uint32_t creadr_offset(const GicSystem& sys, int its) { return static_cast<std::uint32_t>(sys.read_gits_creadr(its)); }
 
 std::uint64_t ring_distance(std::uint32_t from, std::uint32_t to, std::uint32_t size) {
   return to >= from ? to - from : to + size - from;
@@ -60,7 +59,7 @@ ItsWaitResult wait_for_range_completion(GicSystem& sys, const ItsWaitTicket& t, 
   r.from = t.from;
   r.to = t.to;
   r.batch_commands = ring_distance(t.from, t.to, kLinuxItsQueueBytes) / 32;
-  r.ahead_commands = ring_distance(t.snapshot, t.from, kLinuxItsQueueBytes) / 32;
+  r.ahead_commands = ring_distance(t.snapshot & 0xFFFE0, t.from, kLinuxItsQueueBytes) / 32;  // offset, without Stalled
   r.waited_commands = r.ahead_commands + r.batch_commands;
   if (sys.stats(t.its).cbaser_writes != t.cbaser_writes_at_snapshot)
     r.note = "GITS_CBASER was written after the batch was posted: CREADR no longer measures this batch";

@@ -53,7 +53,7 @@ inline constexpr std::uint64_t kLinuxItsWaitPolls = 1'000'000;
 /// What the posting CPU knows about its batch after its_post_commands().
 struct ItsWaitTicket {
   int its = -1;
-  std::uint32_t snapshot = 0;   ///< GITS_CREADR.Offset read under the lock before the CWRITER write (rd_idx)
+  std::uint32_t snapshot = 0;   ///< GITS_CREADR as read under the lock before the CWRITER write (rd_idx; Stalled in bit 0)
   std::uint32_t from = 0;       ///< offset of the batch's first command
   std::uint32_t to = 0;         ///< offset after the batch (next_cmd; the CWRITER value written)
   std::uint64_t consumed_at_snapshot = 0;  ///< ItsStats::consumed when the snapshot was read (ground truth)
@@ -67,8 +67,8 @@ struct ItsWaitResult {
   WaitOutcome outcome = WaitOutcome::Completed;
   std::uint64_t polls = 0;          ///< GITS_CREADR reads
   std::uint64_t udelays = 0;        ///< udelay(1) calls between reads (polls - 1)
-  std::uint32_t first_creadr = 0;   ///< offset the first read returned
-  std::uint32_t last_creadr = 0;    ///< offset the last read returned
+  std::uint32_t first_creadr = 0;   ///< GITS_CREADR the first read returned (raw, as Linux uses it: Stalled in bit 0)
+  std::uint32_t last_creadr = 0;    ///< GITS_CREADR the last read returned
   std::uint32_t snapshot = 0, from = 0, to = 0;
   std::uint64_t to_linear = 0;      ///< Linear: to_idx after linearisation
   std::uint64_t linear = 0;         ///< Linear: linear_idx at the end

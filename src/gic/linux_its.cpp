@@ -63,9 +63,8 @@ constexpr unsigned kMaxPageOrder = 10;  // Linux MAX_PAGE_ORDER with 4 KiB pages
 constexpr std::uint64_t kBaserIndirectProbe =
     (std::uint64_t{1} << 62) | (std::uint64_t{kCacheRaWaWb} << 59) | (std::uint64_t{kInnerShareable} << 10);
 
-std::uint32_t creadr_offset(const GicSystem& sys, int its) {
-  return static_cast<std::uint32_t>(sys.read_gits_creadr(its) & 0xFFFE0);
-}
+/// readl_relaxed(its->base + GITS_CREADR): the raw value, Stalled (bit 0) included, as Linux uses it.
+std::uint32_t creadr_read(const GicSystem& sys, int its) { return static_cast<std::uint32_t>(sys.read_gits_creadr(its)); }
 }  // namespace
 
 std::uint64_t ItsCall::waited_commands() const {
@@ -414,7 +413,7 @@ bool LinuxItsDriver::allocate_entry(ItsCall& call, int its) {
   constexpr std::uint32_t entries = kLinuxItsQueueBytes / kItsCommandSize;
   auto full = [&] {
     const std::uint32_t widx = cmd_write_[static_cast<std::size_t>(its)] / kItsCommandSize;
-    const std::uint32_t ridx = creadr_offset(sys, its) / kItsCommandSize;
+    const std::uint32_t ridx = creadr_read(sys, its) / kItsCommandSize;
     return (widx + 1) % entries == ridx;
   };
   std::uint64_t count = kLinuxItsWaitPolls;
@@ -457,7 +456,7 @@ void LinuxItsDriver::send(ItsCall& call, int its, Batch batch) {
   if (written == 0) return;  // "We're soooooo screewed..."
   ItsWaitTicket t;
   t.its = its;
-  t.snapshot = creadr_offset(sys, its);  // rd_idx = readl_relaxed(GITS_CREADR), under the lock
+  t.snapshot = creadr_read(sys, its);  // rd_idx = readl_relaxed(GITS_CREADR), under the lock
   t.from = from;
   t.to = cmd_write_[i];
   t.consumed_at_snapshot = sys.stats(its).consumed;

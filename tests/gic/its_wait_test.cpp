@@ -179,5 +179,22 @@ TEST(GicItsWait, EagerIts_EveryBatchOnePoll) {
   EXPECT_EQ(m.waited_bytes(), 256U);
 }
 
+// Linux reads GITS_CREADR raw: with the queue stalled on this CPU's VSYNC, rd_idx = offset | Stalled
+// and the linear total never reaches to_idx.
+TEST(GicItsWait, StalledOnOwnVsync_RawCreadrWithStalledBit_TimesOut) {
+  auto cfg = build_socket_topology(SocketTopology{1, 2});
+  cfg.on_command_error = CommandErrorPolicy::Stall;
+  GicSystem sys(cfg);
+  LinuxItsDriver::Options o;
+  o.behaviour.refuse_vmovp_unmapped = false;  // a VMOVP for an unmapped vPE: the ITS stalls on it
+  LinuxItsDriver drv(sys, o);
+  const ItsCall c = drv.move_vpe(9, 1);
+  const ItsWaitResult& w = c.waits.at(0);
+  EXPECT_EQ(w.outcome, WaitOutcome::TimedOut);
+  EXPECT_EQ(w.first_creadr, 0x1U);  // offset 0, Stalled
+  EXPECT_EQ(w.linux_message, "ITS queue timeout (64 1); ITS cmd its_build_vmovp_cmd failed");
+  EXPECT_TRUE(sys.queue(0).stalled());
+}
+
 }  // namespace
 }  // namespace ipilab::gic
