@@ -5,18 +5,14 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "common/data_lookup.h"
 #include "common/error.h"
-
-#ifndef IPILAB_DEFAULT_DATA_DIR
-#define IPILAB_DEFAULT_DATA_DIR ""
-#endif
 
 namespace ipilab {
 
@@ -64,14 +60,6 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   }
 }
 
-std::filesystem::path data_dir() {
-  if (const char* env = std::getenv("IPILAB_DATA_DIR"); env && *env) return env;
-  std::error_code ec;
-  const std::filesystem::path built_from = IPILAB_DEFAULT_DATA_DIR;
-  if (!built_from.empty() && std::filesystem::is_directory(built_from / "profiles", ec)) return built_from;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) return exe.parent_path().parent_path() / "share" / "ipilab";
-  return ".";
-}
+std::filesystem::path data_dir() { return locate_data().dir; }
 
 }  // namespace ipilab

@@ -16,8 +16,9 @@ std::string read_text_file(const std::filesystem::path& path);
 /// Throws InputError(path, reason) when the folder does not exist or is not writable.
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
 
-/// The folder holding ipilab's shipped data (profiles/, scenarios/, data/): $IPILAB_DATA_DIR if set,
-/// else the source tree the binary was built from (compiled in), else <exe>/../share/ipilab.
+/// The folder holding ipilab's shipped data (profiles/, scenarios/, data/): <exe>/../share/ipilab
+/// when installed, else $IPILAB_DATA (or $IPILAB_DATA_DIR), else the source tree the binary was
+/// built from. The order and the record of where it looked: common/data_lookup.h.
 std::filesystem::path data_dir();
 
 }  // namespace ipilab
