@@ -1,6 +1,9 @@
 #include "common/data_lookup.h"
 
+#include <unistd.h>
+
 #include <fstream>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -14,7 +17,10 @@ namespace fs = std::filesystem;
 class DataLookupTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::path(::testing::TempDir()) / "ipilab-data-lookup";
+    // One folder per test and process: CTest runs the tests of this file in parallel.
+    root_ = fs::path(::testing::TempDir()) /
+            ("ipilab-data-lookup-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "-" +
+             std::to_string(::getpid()));
     fs::remove_all(root_);
     // An installed tree P/bin/ipilab + P/share/ipilab/scenarios, a copied data folder, a source tree.
     fs::create_directories(root_ / "P" / "bin");

@@ -1,6 +1,9 @@
 #include "common/suggest.h"
 
+#include <unistd.h>
+
 #include <fstream>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -68,8 +71,9 @@ TEST(DidYouMean, TextForOneTwoThreeAndNone) {
 }
 
 TEST(DidYouMean, FileNamesInTheSameFolderOfEachRootWithTheSameExtension) {
-  const fs::path a = fs::path(::testing::TempDir()) / "ipilab-suggest-a";
-  const fs::path b = fs::path(::testing::TempDir()) / "ipilab-suggest-b";
+  const std::string pid = std::to_string(::getpid());
+  const fs::path a = fs::path(::testing::TempDir()) / ("ipilab-suggest-a-" + pid);
+  const fs::path b = fs::path(::testing::TempDir()) / ("ipilab-suggest-b-" + pid);
   fs::remove_all(a);
   fs::remove_all(b);
   fs::create_directories(a / "profiles");
