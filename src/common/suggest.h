@@ -30,6 +30,14 @@ std::string did_you_mean(std::string_view typed, std::span<const std::string> ca
 /// The same text for suggestions already chosen ("" for none).
 std::string suggestion_text(std::span<const std::string> suggestions);
 
+/// did_you_mean() over the names `name_of(x)` of the elements of `range` (a registry, a catalog).
+template <class Range, class NameOf>
+std::string did_you_mean_in(std::string_view typed, const Range& range, NameOf name_of) {
+  std::vector<std::string> names;
+  for (const auto& x : range) names.emplace_back(name_of(x));
+  return did_you_mean(typed, names);
+}
+
 /// For a relative file path that was not found (e.g. "profiles/kvm-skylake.toml"): the same
 /// did_you_mean() text over the files with the same extension in `rel`'s folder under each of
 /// `roots` (e.g. the scenario's folder and the data folder), written as `rel` with the file name

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "common/error.h"
+#include "common/suggest.h"
 #include "cost/catalog.h"
 #include "topology/toml_read.h"
 
@@ -98,7 +99,8 @@ Profile Profile::from_document(const toml::table& root, std::string_view file) {
         } else if (v.as_table() && is_prefix_of_some_key(name)) {
           walk(*v.as_table(), name);
         } else {
-          throw InputError(where, "unknown cost key (not in the catalog; 'ipilab list --costs' lists them)");
+          throw InputError(where, "unknown cost key" + did_you_mean_in(name, catalog(), [](const auto& c) { return c.name; }) +
+                                      " (not in the catalog; 'ipilab list --costs' lists them)");
         }
       }
     }
@@ -154,7 +156,9 @@ void Profile::require(std::span<const std::string_view> keys, std::string_view w
 
 void Profile::set(std::string_view key, double value, Unit unit, double spread, std::string source, std::string_view where) {
   const std::string place = fmt::format("{}: cost.{}", where, key);
-  if (!find_cost_key(key)) throw InputError(place, "unknown cost key (not in the catalog)");
+  if (!find_cost_key(key))
+    throw InputError(place, "unknown cost key" + did_you_mean_in(key, catalog(), [](const auto& c) { return c.name; }) +
+                                " (not in the catalog)");
   if (!(value >= 0) || !std::isfinite(value)) throw InputError(place, fmt::format("value must be >= 0, got {}", value));
   if (!(spread >= 0) || !std::isfinite(spread)) throw InputError(place, fmt::format("spread must be >= 0, got {}", spread));
   if (source.empty()) throw InputError(place, "source is empty: say where the value comes from");

@@ -2,6 +2,7 @@
 #include "hv/guest_policy.h"
 
 #include "common/error.h"
+#include "common/suggest.h"
 
 #include <array>
 
@@ -97,8 +98,9 @@ GuestPolicy policy_from_name(std::string_view name) {
   if (name == "seed-v2") return GuestPolicy::seed_v2();
   if (name == "seed-v3") return GuestPolicy::seed_v3();
   if (name == "mainline") return GuestPolicy::mainline();
-  throw InputError("policy", "unknown guest policy '" + std::string(name) +
-                                 "' (known: pre-seed, seed-v2, seed-v3, mainline)");
+  const std::string known[] = {"pre-seed", "seed-v2", "seed-v3", "mainline"};
+  throw InputError("policy", "unknown guest policy '" + std::string(name) + "'" + did_you_mean(name, known) +
+                                 " (known: pre-seed, seed-v2, seed-v3, mainline)");
 }
 
 }  // namespace ipilab::hv

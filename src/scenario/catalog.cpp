@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/file.h"
+#include "common/suggest.h"
 #include "scenario/scenario.h"
 
 namespace ipilab::scenario {
@@ -90,8 +91,8 @@ std::string resolve_scenario(const std::string& arg) {
     if (fs::is_regular_file(f, ec)) return f.string();
   }
   if (looks_like_path) throw InputError(arg, "no such scenario file");
-  throw InputError(arg, fmt::format("no such scenario file, and no built-in scenario of that name (built-in: {})",
-                                    join(builtin_names())));
+  throw InputError(arg, fmt::format("no such scenario file, and no built-in scenario of that name{} (built-in: {})",
+                                    did_you_mean(arg, builtin_names()), join(builtin_names())));
 }
 
 std::vector<std::string> default_scenarios() { return read_default_list(true); }

@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/file.h"
+#include "common/suggest.h"
 #include "topology/host_toml.h"
 #include "topology/presets.h"
 #include "topology/toml_read.h"
@@ -206,8 +207,8 @@ PreparedScenario prepare(Scenario&& s, const RunOverrides& overrides, const Work
   }
   for (const auto& want : overrides.variants)
     if (std::find(all.begin(), all.end(), want) == all.end())
-      throw InputError("--variant", fmt::format("scenario '{}' ({}) has no variant '{}' (variants: {})", s.name, s.file,
-                                                want, join(quoted)));
+      throw InputError("--variant", fmt::format("scenario '{}' ({}) has no variant '{}'{} (variants: {})", s.name, s.file,
+                                                want, did_you_mean(want, all), join(quoted)));
   auto selected = [&](const std::string& name) {
     return overrides.variants.empty() ||
            std::find(overrides.variants.begin(), overrides.variants.end(), name) != overrides.variants.end();

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/file.h"
+#include "common/suggest.h"
 #include "topology/toml_read.h"
 
 namespace ipilab::scenario {
@@ -97,8 +98,9 @@ fs::path resolve_data_path(const std::string& rel, const fs::path& dir, const st
   if (fs::is_regular_file(beside, ec)) return beside.lexically_normal();
   const fs::path shipped = data_dir() / p;
   if (fs::is_regular_file(shipped, ec)) return shipped.lexically_normal();
-  throw InputError(place, fmt::format("no such file '{}' (looked in {} and {})", rel,
-                                      beside.lexically_normal().string(), shipped.lexically_normal().string()));
+  const std::filesystem::path roots[] = {dir.empty() ? fs::path(".") : dir, data_dir()};
+  throw InputError(place, fmt::format("no such file '{}' (looked in {} and {}){}", rel, beside.lexically_normal().string(),
+                                      shipped.lexically_normal().string(), did_you_mean_file(p, roots)));
 }
 
 Scenario parse_scenario(std::string_view text, const std::string& file) {

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "common/error.h"
+#include "common/suggest.h"
 #include "topology/host_toml.h"
 #include "topology/presets_data.h"
 
@@ -33,7 +34,8 @@ Host load_preset(std::string_view name) {
     std::vector<std::string> names;
     for (const auto& p : detail::kPresetFiles) names.emplace_back(p.name);
     std::sort(names.begin(), names.end());
-    throw InputError(fmt::format("preset '{}'", name), fmt::format("no such host preset; known: {}", fmt::join(names, ", ")));
+    throw InputError(fmt::format("preset '{}'", name),
+                     fmt::format("no such host preset{} (known: {})", did_you_mean(name, names), fmt::join(names, ", ")));
   }
   return load_host_text(text, fmt::format("profiles/hosts/{}.toml", name));
 }

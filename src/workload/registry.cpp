@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/suggest.h"
 #include "workload/builtin.h"
 #include "workload/workload.h"
 
@@ -33,7 +34,8 @@ const WorkloadInfo& find_workload(std::string_view name, std::string_view place)
     if (w.name == name) return w;
   std::string names;
   for (const auto& w : registry()) names += (names.empty() ? "" : ", ") + w.name;
-  throw InputError(std::string(place), fmt::format("unknown workload \"{}\" (known: {})", name, names));
+  throw InputError(std::string(place), fmt::format("unknown workload \"{}\"{} (known: {})", name,
+                                                   did_you_mean_in(name, registry(), [](const auto& w) { return w.name; }), names));
 }
 
 }  // namespace ipilab::workload
