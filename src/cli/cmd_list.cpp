@@ -1,4 +1,4 @@
-// ipilab list — what ipilab ships: host presets, cost keys, scenarios.
+// ipilab list — what ipilab ships: host presets, cost keys, scenarios, profiles, the data folder.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/list_data.h"
 #include "common/error.h"
 #include "common/file.h"
 #include "cost/catalog.h"
@@ -26,11 +27,17 @@ constexpr const char* kListHelp = R"(Lists what ipilab ships. With no flag, ever
                kind (durations: cycles, ns, ps or us), what it is, and which workloads need it
   --scenarios  built-in scenarios (scenarios/*.toml in the data folder; * = run by a bare 'ipilab run')
   --workloads  the workloads a scenario can run, with their parameters ([workload] keys)
+  --profiles   cost profiles shipped in the data folder (profiles/*.toml), with their host and clock
+  --data       the data folder (scenarios, profiles, example traces) and every place looked at for it:
+               beside the binary (../share/ipilab), then $IPILAB_DATA, then the source tree
+  --data-dir   only the data folder's path, for scripts
   --json       the same as JSON
 
 Examples:
+  ipilab list --scenarios
   ipilab list --costs
-  ipilab list --presets --json)";
+  ipilab list --presets --json
+  ipilab trace "$(ipilab list --data-dir)/data/traces/mixed.dat")";
 
 std::string_view kind_name(cost::UnitKind k) {
   switch (k) {
@@ -42,28 +49,42 @@ std::string_view kind_name(cost::UnitKind k) {
 }  // namespace
 
 void add_list_command(CLI::App& root) {
-  auto* cmd = root.add_subcommand("list", "List host presets, cost keys and built-in scenarios");
+  auto* cmd = root.add_subcommand("list", "List built-in scenarios, profiles, host presets, cost keys, workloads and the data folder");
   cmd->footer(kListHelp);
   struct Opts {
     bool presets = false, costs = false, scenarios = false, workloads = false, json = false;
+    bool profiles = false, data = false, data_dir = false;
   };
   auto opts = std::make_shared<Opts>();
   cmd->add_flag("--presets", opts->presets, "Host presets");
   cmd->add_flag("--costs", opts->costs, "Cost-key catalog (name, unit kind, description, used by)");
   cmd->add_flag("--scenarios", opts->scenarios, "Built-in scenarios");
   cmd->add_flag("--workloads", opts->workloads, "Workloads and their parameters");
+  cmd->add_flag("--profiles", opts->profiles, "Cost profiles");
+  cmd->add_flag("--data", opts->data, "The data folder and where it looked");
+  cmd->add_flag("--data-dir", opts->data_dir, "Print only the data folder's path");
   cmd->add_flag("--json", opts->json, "Print JSON");
   cmd->callback([opts] {
-    const bool all = !opts->presets && !opts->costs && !opts->scenarios && !opts->workloads;
+    if (opts->data_dir) {
+      std::fputs(data_dir_line().c_str(), stdout);
+      return;
+    }
+    const bool all = !opts->presets && !opts->costs && !opts->scenarios && !opts->workloads && !opts->profiles && !opts->data;
     nlohmann::json j = nlohmann::json::object();
     std::string text;
+    if (all || opts->data) list_data_section(j, text);
     if (all || opts->presets) {
       auto& arr = j["presets"] = nlohmann::json::array();
+      if (!text.empty()) text += "\n";
       text += "Host presets (ipilab topo --preset NAME):\n";
       for (const auto& p : topology::list_presets()) {
         arr.push_back({{"name", p.name}, {"description", p.description}});
         text += fmt::format("  {:<22} {}\n", p.name, p.description);
       }
+    }
+    if (all || opts->profiles) {
+      if (!text.empty()) text += "\n";
+      list_profiles_section(j, text);
     }
     if (all || opts->costs) {
       auto& arr = j["costs"] = nlohmann::json::array();
@@ -96,7 +117,7 @@ void add_list_command(CLI::App& root) {
       if (!text.empty()) text += "\n";
       text += "Built-in scenarios (ipilab run NAME; * = in the default set a bare 'ipilab run' runs):\n";
       const auto list = scenario::list_builtin();
-      if (list.empty()) text += "  (none)\n";
+      if (list.empty()) text += "  (none: no data folder with scenarios/; 'ipilab list --data' shows where it looked)\n";
       for (const auto& s : list) {
         arr.push_back({{"name", s.name}, {"title", s.title}, {"description", s.description}, {"workload", s.workload},
                        {"reproduces", s.reproduces}, {"default", s.in_default}, {"error", s.error}});
