@@ -5,6 +5,8 @@
 // user-requested check by CheckFailed; main() turns those into the documented exit statuses.
 #pragma once
 
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 namespace ipilab::cli {
@@ -17,5 +19,9 @@ void add_topo_command(CLI::App& root);     // ipilab topo               (cmd_top
 void add_trace_command(CLI::App& root);    // ipilab trace / trace record (cmd_trace.cpp)
 void add_replay_command(CLI::App& root);   // ipilab replay             (cmd_replay.cpp)
 void add_measure_command(CLI::App& root);  // ipilab measure            (cmd_measure.cpp)
+
+/// Hidden: help-man, help-completion bash|zsh, help-names KIND (cmd_help.cpp). Register last, so
+/// that the man page and completions see every command.
+void add_help_commands(CLI::App& root, const std::string& exit_statuses);
 
 }  // namespace ipilab::cli
