@@ -181,7 +181,7 @@ The modelled latency is send start -> first handler instruction, the span the tr
 call-function-single 0xFB, irq-work 0xF6.
 
 Examples:
-  ipilab replay data/traces/mixed.dat --scenario seed000-send-ipi-one
+  ipilab replay "$(ipilab list --data-dir)/data/traces/mixed.dat" --scenario seed000-send-ipi-one
   ipilab replay mytrace.txt --scenario seed000-send-ipi-one --variant mainline --json out.json)");
   cmd->add_option("TRACE", args->trace, "trace file: trace.dat (v6/v7), trace-cmd report text, or tracefs trace text")
       ->required();

@@ -46,8 +46,8 @@ ipi:ipi_raise/ipi_entry/ipi_exit (Arm). Record them with 'ipilab trace record'.
 Percentiles: nearest rank from a log-linear histogram (exact below 256 ns, else within 0.4 %).
 
 Examples:
-  ipilab trace data/traces/mixed.dat
-  ipilab trace data/traces/mixed.txt --json - | jq .by_kind
+  ipilab trace "$(ipilab list --data-dir)/data/traces/mixed.dat"     # an example trace shipped with ipilab
+  ipilab trace "$(ipilab list --data-dir)/data/traces/mixed.txt" --json - | jq .by_kind
   ipilab trace trace.dat --json report.json --plot ipis.svg)";
 
 constexpr const char* kRecordHelp = R"(Records the IPI events of this machine through tracefs (libtracefs) into FILE,
