@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Bad command lines exit 2 with nothing on stdout and a message that names the option or name and,
+# where a close name exists, suggests it; `ipilab list --profiles` and `--data-dir`.
+set -uo pipefail
+build=$1 src=$2
+ipilab=$build/bin/ipilab
+unset IPILAB_DATA IPILAB_DATA_DIR
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+refused() {  # refused "MESSAGE PART" ARGS...: exit 2, empty stdout, the message on stderr
+  local want=$1; shift
+  "$ipilab" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  [ "$rc" -eq 2 ] || fail "ipilab $*: exit $rc, expected 2"
+  [ -s "$tmp/out" ] && fail "ipilab $*: wrote to stdout: $(head -c 200 "$tmp/out")"
+  grep -qF -- "$want" "$tmp/err" || fail "ipilab $*: stderr lacks \"$want\": $(cat "$tmp/err")"
+}
+
+# --seed -1 would wrap to 2^64-1 in an unsigned option: refused, whatever the spelling.
+refused "--seed: -1 is negative: a seed is a whole number from 0 to 18446744073709551615" run --seed -1
+refused "--seed: -1 is negative" run --seed=-1 seed003-ipi-hw
+refused "--seed: -7 is negative" replay --seed -7 "$src/data/traces/pipe.dat" --scenario seed000-send-ipi-one
+refused "--iterations: -1 is negative: a whole number (0 or more) is expected" measure --iterations -1
+refused "--max-ipis: -3 is negative" replay --max-ipis -3 "$src/data/traces/pipe.dat" --scenario seed000-send-ipi-one
+"$ipilab" run seed003-ipi-hw --seed 18446744073709551615 --iterations 10 >/dev/null || fail "the largest seed is refused"
+
+# Did you mean: names looked up in the data folder and the registries, commands and options.
+refused "ipi-hw: no such scenario file, and no built-in scenario of that name; did you mean 'seed003-ipi-hw'?" run ipi-hw
+refused "did you mean 'seed000-send-ipi-one' or 'seed000-vp-index'?" replay "$src/data/traces/pipe.dat" --scenario seed000
+refused "has no variant 'mainlin'; did you mean 'mainline' or 'mainline, NR_CPUS=64'? (variants:" run seed000-send-ipi-one --variant mainlin
+refused "no such host preset; did you mean 'kunpeng920-2s' or 'kunpeng920-4s'? (known:" topo --preset kunpeng920-2
+refused "ipilab: 'rn' is not a command; did you mean 'run'?" rn
+refused "ipilab run: '--sede' is not an option here; did you mean '--seed'?" run --sede 3
+refused "ipilab list: '--profile' is not an option here; did you mean '--profiles'?" list --profile
+refused "ipilab gic: 'decod' is not a command; did you mean 'decode'?" gic decod 0x0
+sed 's#workload = "multicast"#workload = "multicst"#' "$src/scenarios/pv-ipi-broadcast.toml" >wl.toml
+refused "unknown workload \"multicst\"; did you mean 'multicast'?" run wl.toml
+sed 's#profiles/kvm-skylake-pv-ipi.toml#profiles/kvm-skylake.toml#' "$src/scenarios/pv-ipi-broadcast.toml" >pf.toml
+refused "no such file 'profiles/kvm-skylake.toml' (looked in" run pf.toml
+grep -qF "; did you mean 'profiles/kvm-skylake-pv-ipi.toml'?" "$tmp/err" || fail "no suggestion for the profile file: $(cat "$tmp/err")"
+# Nothing close: no suggestion.
+refused "no built-in scenario of that name (built-in:" run zzzz
+grep -q "did you mean" "$tmp/err" && fail "a suggestion for zzzz: $(cat "$tmp/err")"
+
+# list --profiles: every shipped profile, by file name, with its own [profile] name; JSON too.
+out=$("$ipilab" list --profiles) || fail "list --profiles exited $?"
+for f in "$src"/profiles/*.toml; do
+  n=$(basename "$f" .toml)
+  grep -qE "^  $n " <<<"$out" || fail "list --profiles does not list $n"
+done
+grep -q "(invalid)" <<<"$out" && fail "list --profiles: an invalid shipped profile: $out"
+"$ipilab" list --profiles --json >p.json || fail "list --profiles --json exited $?"
+if command -v jq >/dev/null; then
+  [ "$(jq -r '.profiles | map(.name) | join(",")' p.json)" = "$(cd "$src/profiles" && ls *.toml | sed 's/\.toml$//' | paste -sd,)" ] ||
+    fail "list --profiles --json names: $(jq -c '.profiles | map(.name)' p.json)"
+  [ "$(jq -r '.profiles[] | select(.name == "hyperv-ws2019") | .host' p.json)" = ws2019-2s-e5-2420v2 ] || fail "hyperv-ws2019 host"
+fi
+# The build's binary finds the source tree it was built from, and says so.
+[ "$("$ipilab" list --data-dir)" = "$src" ] || fail "list --data-dir: $("$ipilab" list --data-dir), expected $src"
+"$ipilab" list --data | grep -qF "source tree        $src: used" || fail "list --data: $("$ipilab" list --data)"
+
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "cli: every refused command line exits 2 and says where, with the close names"
