@@ -23,7 +23,8 @@ refused() {  # refused "MESSAGE PART" ARGS...: exit 2, empty stdout, the message
 refused "--seed: -1 is negative: a seed is a whole number from 0 to 18446744073709551615" run --seed -1
 refused "--seed: -1 is negative" run --seed=-1 seed003-ipi-hw
 refused "--seed: -7 is negative" replay --seed -7 "$src/data/traces/pipe.dat" --scenario seed000-send-ipi-one
-refused "--iterations: -1 is negative: a whole number (0 or more) is expected" measure --iterations -1
+refused "--seed: -1 is negative: a seed is a whole number" measure kvm --seed -1   # refused before any measuring
+refused "--vcpu-cpus: -1 is negative: a whole number (0 or more) is expected" measure kvm --vcpu-cpus 0 -1
 refused "--max-ipis: -3 is negative" replay --max-ipis -3 "$src/data/traces/pipe.dat" --scenario seed000-send-ipi-one
 "$ipilab" run seed003-ipi-hw --seed 18446744073709551615 --iterations 10 >/dev/null || fail "the largest seed is refused"
 

@@ -39,7 +39,7 @@ expect "run --variant x --ch" "--check"                      # the value of --va
 expect "topo --preset kunpeng920-4" "kunpeng920-4s kunpeng920-4s-shared-vpe"
 expect "replay --scenario pv-" "pv-ipi-broadcast"
 expect "measure " "all c2c kvm"                               # {kvm,c2c,all}
-expect "gic " "decode encode"
+expect "gic " "decode encode its"
 expect "gic decode --" "--dwords --help --json --sgir"
 expect "hv call --flavor " "kvm xen"
 has "list --" --profiles --data --data-dir --scenarios
