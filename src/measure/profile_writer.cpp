@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/file.h"
+#include "common/suggest.h"
 
 namespace ipilab::measure {
 
@@ -74,8 +75,8 @@ BaseProfile load_base_profile(const std::string& arg) {
     if (!fs::is_regular_file(f, ec)) {
       std::string names;
       for (const std::string& n : shipped_profiles()) names += (names.empty() ? "" : ", ") + n;
-      throw InputError("--base", fmt::format("no shipped profile '{}' (shipped: {}); or give a path to a .toml file",
-                                             arg, names.empty() ? "none found in " + (data_dir() / "profiles").string()
+      throw InputError("--base", fmt::format("no shipped profile '{}'{} (shipped: {}); or give a path to a .toml file",
+                                             arg, did_you_mean(arg, shipped_profiles()), names.empty() ? "none found in " + (data_dir() / "profiles").string()
                                                                 : names));
     }
     b.file = f.string();
