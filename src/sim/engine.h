@@ -9,10 +9,42 @@
 // Speed: events are not std::function. A callable of up to kInlineBytes (48) bytes that is nothrow
 // move-constructible is stored in place inside a slot of a chunked pool (slots never move, so no
 // relocation); a larger one is heap-allocated once (allowed, but slower: capture pointers/indices).
-// The queue is a binary heap of 24-byte (time, seq, slot) keys. bench/sim measures the rate.
+// The queue holds 24-byte (time, seq, slot) keys; bench/sim measures the rate.
+//
+// The queue (event_queue.h) and why it is a radix queue. Every candidate ran inside this same
+// engine in one bench_sim run (BM_Engine<...>: a hold model with 2 / 64 / 4096 / 65536 pending
+// events; delays fixed per chain, exponential with mean 1 us, or shared 100 ns steps with many
+// equal times). Events/s in millions on the 2-core development VM, fixed / exp / ties:
+//                    2 pending         64              4096              65536
+//   binary heap      77 / 59 / 59     30 / 26 / 24    13.5 / 14 / 14    7.5 / 7.0 / 5.5
+//   4-ary heap       79 / 59 / 62     28 / 24 / 20    12 / 12.6 / 11.7  7.4 / 6.7 / 5.2
+//   calendar queue   75 / 34 / 45     25 / 5 / 19     28 / 4.7 / 29     9 / 5.4 / 10
+//   ladder queue     56 / 47 / 44     40 / 35 / 40    34 / 23 / 24      7.6 / 5.3 / 12
+//   radix, 1 bit     70 / 53 / 51     38 / 37 / 57    30 / 26 / 46      17 / 10 / 23
+//   radix, 6 bits    71 / 50 / 51     40 / 39 / 40    35 / 34 / 54      19 / 14 / 22   <- chosen
+// (bench_sim prints the current figures and the ratios to the binary heap; the machine is shared,
+// so single figures move by ~10 % between runs, the ratios much less.)
+//   - Heaps pay O(log n) compare-and-move steps with hard-to-predict branches on push and pop.
+//   - Brown's calendar queue (CACM 31(10), 1988) estimates its bucket width only when it resizes:
+//     after a start at 1 ps spacing its width stays ~1000x too small for 1 us delays (exp row), the
+//     sensitivity that motivated the ladder queue.
+//   - The ladder queue (Tang, Goh & Thng, ACM TOMACS 15(3), 2005) adapts, but its bottom list and
+//     rung spawning cost more than a heap at small sizes, and it thrashes memory at 65536.
+//   - A radix heap needs no parameter from the time distribution: our times are integer ps and the
+//     queue is monotone (nothing is scheduled before now()), exactly the case it serves. With 64-way
+//     digits a key moves down once or twice instead of once per bit; a small sorted "front" for
+//     sparse buckets, a no-copy path for many events at one time, and a plain binary heap while at
+//     most 32 events are pending (where a tiny heap is the fastest structure) complete it. It keeps
+//     the (time, seq) order exactly (event_queue.h says how; tests/sim/engine_test.cpp checks it
+//     against the heap on random programs). Cost: at 2 pending it runs at ~0.9x the heap's rate
+//     (the mode check); from 64 pending up it is 1.3x to 4x faster.
 //
 // A callable is invoked as f(Simulator&) if that compiles, else as f().
 // Errors: scheduling in the past (when < now()) throws std::logic_error (a model bug, not input).
+//
+// Simulator is BasicSimulator on the radix queue; HeapSimulator is the same engine on the
+// previous binary heap (for tests that compare run orders and for the bench). Both give the same
+// run for the same program: the order is defined by (time, seq), not by the queue.
 #pragma once
 
 #include <cstddef>
@@ -24,19 +56,58 @@
 #include <utility>
 #include <vector>
 
+#include "sim/event_queue.h"
 #include "sim/time.h"
 
 namespace ipilab::sim {
 
-class Simulator {
+namespace detail {
+
+/// The engine's pool of callable slots: chunks of kChunk slots that never move, a free list.
+class SlotPool {
+ public:
+  static constexpr std::size_t kInlineBytes = 48;
+  struct Slot {
+    alignas(std::max_align_t) unsigned char buf[kInlineBytes];
+    void (*call)(void* callable, void* sim);  // invokes, then destroys, the callable
+    void (*drop)(void* callable) noexcept;    // destroys without invoking
+    std::uint32_t next_free;
+  };
+
+  Slot& operator[](std::uint32_t s) noexcept { return chunks_[s >> kChunkBits][s & (kChunk - 1)]; }
+  std::uint32_t alloc() {
+    if (free_head_ == kNoSlot) grow();
+    const std::uint32_t s = free_head_;
+    free_head_ = (*this)[s].next_free;
+    return s;
+  }
+  void free(std::uint32_t s) noexcept {
+    (*this)[s].next_free = free_head_;
+    free_head_ = s;
+  }
+  std::size_t capacity() const noexcept { return chunks_.size() * kChunk; }
+
+ private:
+  static constexpr std::size_t kChunkBits = 10;
+  static constexpr std::size_t kChunk = std::size_t{1} << kChunkBits;
+  static constexpr std::uint32_t kNoSlot = UINT32_MAX;
+  void grow();  // engine.cpp: adds one chunk to the free list (std::length_error past 2^32 slots)
+  std::vector<std::unique_ptr<Slot[]>> chunks_;
+  std::uint32_t free_head_ = kNoSlot;
+};
+
+}  // namespace detail
+
+/// The engine, on the queue `Queue` (event_queue.h). `Derived` is the concrete simulator type,
+/// which callables receive (f(Derived&)). Use Simulator.
+template <class Derived, class Queue>
+class BasicSimulator {
  public:
   /// Bytes a callable may occupy to be stored without a heap allocation.
-  static constexpr std::size_t kInlineBytes = 48;
+  static constexpr std::size_t kInlineBytes = detail::SlotPool::kInlineBytes;
 
-  Simulator() = default;
-  Simulator(const Simulator&) = delete;
-  Simulator& operator=(const Simulator&) = delete;
-  ~Simulator() { clear(); }
+  BasicSimulator(const BasicSimulator&) = delete;
+  BasicSimulator& operator=(const BasicSimulator&) = delete;
 
   /// Current simulated time (the time of the event being run, or of the last one run).
   Ps now() const noexcept { return now_; }
@@ -45,9 +116,9 @@ class Simulator {
   template <class F>
   void at(Ps when, F&& f) {
     if (when < now_) throw std::logic_error("sim::Simulator::at: time in the past");
-    const std::uint32_t s = alloc_slot();
-    emplace(slot(s), std::forward<F>(f));
-    push(Key{when.v, next_seq_++, s});
+    const std::uint32_t s = pool_.alloc();
+    emplace(pool_[s], std::forward<F>(f));
+    queue_.push(EventKey{when.v, next_seq_++, s});
   }
 
   /// Schedules `f` after `delay` (>= 0) from now().
@@ -55,55 +126,74 @@ class Simulator {
   void after(Ps delay, F&& f) { at(now_ + delay, std::forward<F>(f)); }
 
   /// Runs events until the queue is empty or stop() is called. Returns the number of events run.
-  std::uint64_t run();
+  std::uint64_t run() {
+    stopped_ = false;
+    const std::uint64_t before = events_run_;
+    while (!queue_.empty() && !stopped_) run_one();
+    return events_run_ - before;
+  }
 
   /// Runs every event with time <= `limit`, then sets now() to `limit` if the queue still holds
   /// later events (or is empty). Returns the number of events run.
-  std::uint64_t run_until(Ps limit);
+  std::uint64_t run_until(Ps limit) {
+    stopped_ = false;
+    const std::uint64_t before = events_run_;
+    while (!queue_.empty() && !stopped_ && queue_.min_time() <= limit.v) run_one();
+    if (!stopped_ && now_ < limit) now_ = limit;
+    return events_run_ - before;
+  }
 
   /// Makes run()/run_until() return after the current event. Pending events stay queued.
   void stop() noexcept { stopped_ = true; }
 
   /// Drops every pending event (destroying the callables) without running them.
-  void clear() noexcept;
+  void clear() noexcept {
+    queue_.for_each([this](const EventKey& k) {
+      detail::SlotPool::Slot& sl = pool_[k.slot];
+      sl.drop(sl.buf);
+      pool_.free(k.slot);
+    });
+    queue_.clear();
+  }
 
   /// Pending events.
-  std::size_t pending() const noexcept { return heap_.size(); }
+  std::size_t pending() const noexcept { return queue_.size(); }
   /// Events run since construction.
   std::uint64_t events_run() const noexcept { return events_run_; }
   /// Slots allocated in the pool (the high-water mark of pending events, rounded up to a chunk):
   /// memory of the engine is proportional to this, not to the number of events run.
-  std::size_t slot_capacity() const noexcept { return chunks_.size() * kChunk; }
+  std::size_t slot_capacity() const noexcept { return pool_.capacity(); }
+  /// Bytes the queue holds for pending keys (if the queue reports it; else 0): like
+  /// slot_capacity(), it follows the peak number of pending events, not the events run.
+  std::size_t queue_memory_bytes() const noexcept {
+    if constexpr (requires(const Queue& q) { q.memory_bytes(); }) return queue_.memory_bytes();
+    else return 0;
+  }
+
+ protected:
+  BasicSimulator() = default;
+  ~BasicSimulator() { clear(); }
 
  private:
-  struct Slot {
-    alignas(std::max_align_t) unsigned char buf[kInlineBytes];
-    void (*call)(void*, Simulator&);  // invokes, then destroys, the callable
-    void (*drop)(void*) noexcept;     // destroys without invoking
-    std::uint32_t next_free;
-  };
-  struct Key {
-    std::int64_t t;
-    std::uint64_t seq;
-    std::uint32_t slot;
-  };
-  static constexpr std::size_t kChunkBits = 10;
-  static constexpr std::size_t kChunk = std::size_t{1} << kChunkBits;
-  static constexpr std::uint32_t kNoSlot = UINT32_MAX;
+  using Slot = detail::SlotPool::Slot;
 
-  Slot& slot(std::uint32_t s) noexcept { return chunks_[s >> kChunkBits][s & (kChunk - 1)]; }
-  std::uint32_t alloc_slot();
-  void free_slot(std::uint32_t s) noexcept {
-    slot(s).next_free = free_head_;
-    free_head_ = s;
+  void run_one() {
+    const EventKey k = queue_.pop();
+    now_ = Ps{k.t};
+    ++events_run_;
+    Slot& sl = pool_[k.slot];
+    struct Release {
+      detail::SlotPool* pool;
+      std::uint32_t s;
+      ~Release() { pool->free(s); }
+    } release{&pool_, k.slot};
+    sl.call(sl.buf, this);
   }
-  void push(Key k);
-  Key pop();
-  bool run_one();
 
   template <class F>
-  static void invoke(F& f, Simulator& sim) {
-    if constexpr (std::is_invocable_v<F&, Simulator&>) f(sim);
+  static void invoke(F& f, void* self) {
+    Derived& sim = *static_cast<Derived*>(static_cast<BasicSimulator*>(self));
+    if constexpr (std::is_invocable_v<F&, Derived&>) f(sim);
     else f();
   }
 
@@ -113,21 +203,21 @@ class Simulator {
     if constexpr (sizeof(Fn) <= kInlineBytes && alignof(Fn) <= alignof(std::max_align_t) &&
                   std::is_nothrow_move_constructible_v<Fn>) {
       ::new (static_cast<void*>(sl.buf)) Fn(std::forward<F>(f));
-      sl.call = [](void* p, Simulator& sim) {
+      sl.call = [](void* p, void* self) {
         Fn* fn = std::launder(static_cast<Fn*>(p));
         struct Destroy {
           Fn* fn;
           ~Destroy() { fn->~Fn(); }
         } guard{fn};
-        invoke(*fn, sim);
+        invoke(*fn, self);
       };
       sl.drop = [](void* p) noexcept { std::launder(static_cast<Fn*>(p))->~Fn(); };
     } else {
       Fn* heap = new Fn(std::forward<F>(f));
       ::new (static_cast<void*>(sl.buf)) Fn*(heap);
-      sl.call = [](void* p, Simulator& sim) {
+      sl.call = [](void* p, void* self) {
         std::unique_ptr<Fn> fn(*std::launder(static_cast<Fn**>(p)));
-        invoke(*fn, sim);
+        invoke(*fn, self);
       };
       sl.drop = [](void* p) noexcept { delete *std::launder(static_cast<Fn**>(p)); };
     }
@@ -137,9 +227,21 @@ class Simulator {
   bool stopped_ = false;
   std::uint64_t next_seq_ = 0;
   std::uint64_t events_run_ = 0;
-  std::vector<Key> heap_;
-  std::vector<std::unique_ptr<Slot[]>> chunks_;
-  std::uint32_t free_head_ = kNoSlot;
+  Queue queue_;
+  detail::SlotPool pool_;
+};
+
+/// The simulator: the engine on the radix queue.
+class Simulator : public BasicSimulator<Simulator, RadixEventQueue> {
+ public:
+  Simulator() = default;
+};
+
+/// The same engine on the previous binary heap: the reference the radix queue is tested and
+/// benchmarked against (same program -> same run).
+class HeapSimulator : public BasicSimulator<HeapSimulator, BinaryHeapEventQueue> {
+ public:
+  HeapSimulator() = default;
 };
 
 }  // namespace ipilab::sim
