@@ -15,7 +15,10 @@
 //                            After the runs, a table prints every queue's events/s and its ratio to
 //                            BinaryHeap for each PATTERN/PENDING (the comparison asked for: same
 //                            run, same machine state).
-//   BM_Sample/<dist>         cost sampling (sim::Distribution::sample), samples/s per distribution.
+//   BM_Sample/dist:K         cost sampling (sim::Distribution::sample), samples/s: K = 0 fixed,
+//                            1 lognormal, 2 normal, 3 exponential, 4 empirical (50 bins), beside
+//   BM_SampleReference/dist:K  the textbook draw of the same lognormal (K = 0: polar-method normal,
+//                            then exp) and normal (K = 1), Rng::with_spread.
 //   BM_UnicastIpiRoundTrip   a synthetic IPI round trip with the shape of ipi_hw: sender vCPU
 //                            resource -> wire delay -> target vCPU resource (handler) -> ack delay
 //                            -> sender; latency recorded in a Histogram. Reports simulated IPIs/s.
@@ -148,6 +151,43 @@ std::vector<std::pair<std::int64_t, int>> order_trace() {
   sim.run();
   return trace;
 }
+
+// Cost sampling: one sim::Distribution per kind (1 us mean), samples/s. BM_SampleReference draws
+// the same lognormal / normal the textbook way (polar-method normal, then exp), the peer the
+// one-draw samplers are measured against.
+void BM_Sample(benchmark::State& state) {
+  std::vector<ipilab::sim::EmpiricalBin> bins;
+  for (int i = 0; i < 50; ++i) bins.push_back({20'000.0 * i, 20'000.0 * i + 20'000, static_cast<double>(1 + (i * 7919) % 13)});
+  double bm = 0, w = 0;
+  for (const auto& b : bins) { bm += b.count * (b.lo + b.hi) / 2; w += b.count; }
+  const ipilab::sim::Distribution dists[] = {
+      ipilab::sim::Distribution::fixed(from_ns(1000)), ipilab::sim::Distribution::lognormal(from_ns(1000), 0.1),
+      ipilab::sim::Distribution::normal(from_ns(1000), 0.1), ipilab::sim::Distribution::exponential(from_ns(1000)),
+      ipilab::sim::Distribution::empirical(Ps{static_cast<std::int64_t>(bm / w)}, bins)};
+  const ipilab::sim::Distribution& d = dists[state.range(0)];
+  Rng rng(3);
+  std::int64_t sum = 0;
+  for (auto _ : state) {
+    for (int i = 0; i < 1000; ++i) sum += d.sample(rng).v;
+  }
+  benchmark::DoNotOptimize(sum);
+  state.SetLabel(std::string(ipilab::sim::dist_name(d.kind())));
+  state.counters["samples/s"] = benchmark::Counter(1000.0 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Sample)->ArgName("dist")->DenseRange(0, 4);
+
+void BM_SampleReference(benchmark::State& state) {
+  const auto shape = state.range(0) == 0 ? ipilab::sim::SpreadShape::Lognormal : ipilab::sim::SpreadShape::NormalClipped;
+  Rng rng(3);
+  double sum = 0;
+  for (auto _ : state) {
+    for (int i = 0; i < 1000; ++i) sum += rng.with_spread(1e6, 0.1, shape);
+  }
+  benchmark::DoNotOptimize(sum);
+  state.SetLabel(state.range(0) == 0 ? "lognormal, polar normal + exp" : "normal, polar");
+  state.counters["samples/s"] = benchmark::Counter(1000.0 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SampleReference)->ArgName("dist")->DenseRange(0, 1);
 
 // One unicast round trip = 4 events: send done on sender, delivery at target, handler done, ack.
 struct UnicastModel {

@@ -1,6 +1,8 @@
 #include "sim/rng.h"
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace ipilab::sim {
 
@@ -76,21 +78,115 @@ double Rng::with_spread(double mean, double cv, SpreadShape shape) noexcept {
 }
 
 Ps Rng::jitter(Ps mean, double cv, SpreadShape shape) noexcept {
-  return Jitter(mean, cv, shape).sample(*this);
+  return Distribution(mean, cv, shape).sample(*this);
 }
 
-Jitter::Jitter(Ps mean, double cv, SpreadShape shape) : mean_(mean), cv_(cv), shape_(shape) {
-  if (cv_ > 0.0 && mean_.v > 0) {
-    const double s2 = std::log1p(cv_ * cv_);
-    sigma_ = std::sqrt(s2);
-    mu_ = std::log(static_cast<double>(mean_.v)) - s2 / 2.0;
-    if (shape_ == SpreadShape::Lognormal) {
-      auto q = std::make_shared<std::vector<double>>(kSteps, 0.0);
-      for (int i = 1; i < kSteps; ++i)
-        (*q)[static_cast<std::size_t>(i)] = std::exp(mu_ + sigma_ * normal_quantile(static_cast<double>(i) / kSteps));
-      quantiles_ = std::move(q);
+std::string_view dist_name(DistKind k) noexcept {
+  switch (k) {
+    case DistKind::Fixed: return "fixed";
+    case DistKind::Lognormal: return "lognormal";
+    case DistKind::Normal: return "normal";
+    case DistKind::Exponential: return "exponential";
+    case DistKind::Empirical: return "empirical";
+  }
+  return "?";
+}
+
+bool parse_dist(std::string_view s, DistKind& out) noexcept {
+  for (DistKind k : {DistKind::Fixed, DistKind::Lognormal, DistKind::Normal, DistKind::Exponential, DistKind::Empirical})
+    if (s == dist_name(k)) {
+      out = k;
+      return true;
+    }
+  return false;
+}
+
+struct Distribution::Tables {
+  std::vector<double> quantiles;  // lognormal: index i = quantile at i / kSteps
+  std::vector<EmpiricalBin> bins; // empirical, as given
+  std::vector<double> prob;       // empirical alias table: keep column i with probability prob[i] ...
+  std::vector<std::uint32_t> alias;  // ... else take bin alias[i]
+};
+
+Distribution::Distribution(Ps mean, double cv, SpreadShape shape) : mean_(mean) {
+  if (!(cv > 0.0)) return;  // Fixed
+  kind_ = shape == SpreadShape::NormalClipped ? DistKind::Normal : DistKind::Lognormal;
+  cv_ = cv;
+  if (mean_.v <= 0) return;
+  const double s2 = std::log1p(cv_ * cv_);
+  sigma_ = std::sqrt(s2);
+  mu_ = std::log(static_cast<double>(mean_.v)) - s2 / 2.0;
+  if (kind_ == DistKind::Lognormal) {
+    auto t = std::make_shared<Tables>();
+    t->quantiles.assign(kSteps, 0.0);
+    for (int i = 1; i < kSteps; ++i)
+      t->quantiles[static_cast<std::size_t>(i)] = std::exp(mu_ + sigma_ * normal_quantile(static_cast<double>(i) / kSteps));
+    tables_ = std::move(t);
+  }
+}
+
+Distribution Distribution::exponential(Ps mean) {
+  Distribution d(mean, 0.0);
+  d.kind_ = DistKind::Exponential;
+  d.cv_ = 1.0;
+  return d;
+}
+
+Distribution Distribution::empirical(Ps mean, std::vector<EmpiricalBin> bins) {
+  if (bins.empty()) throw std::invalid_argument("sim::Distribution::empirical: no bins");
+  double total = 0, m1 = 0, m2 = 0;
+  for (std::size_t i = 0; i < bins.size(); ++i) {
+    const EmpiricalBin& b = bins[i];
+    if (!(b.lo >= 0) || !(b.hi > b.lo) || !std::isfinite(b.hi) || !(b.count >= 0) || !std::isfinite(b.count))
+      throw std::invalid_argument("sim::Distribution::empirical: a bin needs 0 <= lo < hi and count >= 0");
+    if (i > 0 && b.lo < bins[i - 1].hi)
+      throw std::invalid_argument("sim::Distribution::empirical: bins must be ascending and must not overlap");
+    total += b.count;
+    m1 += b.count * (b.lo + b.hi) / 2.0;                          // E[X] of uniform [lo, hi)
+    m2 += b.count * (b.lo * b.lo + b.lo * b.hi + b.hi * b.hi) / 3.0;  // E[X^2]
+  }
+  if (!(total > 0)) throw std::invalid_argument("sim::Distribution::empirical: the counts add up to 0");
+  const std::size_t n = bins.size();
+  if (n > UINT32_MAX) throw std::invalid_argument("sim::Distribution::empirical: too many bins");
+  const double bins_mean = m1 / total;
+  Distribution d(mean, 0.0);
+  d.kind_ = DistKind::Empirical;
+  d.scale_ = bins_mean > 0 ? static_cast<double>(mean.v) / bins_mean : 1.0;
+  const double var = std::max(0.0, m2 / total - bins_mean * bins_mean);
+  d.cv_ = bins_mean > 0 ? std::sqrt(var) / bins_mean : 0.0;
+  // Vose's alias method: scaled probabilities n * p_i; columns below 1 are topped up by one above.
+  auto t = std::make_shared<Tables>();
+  t->prob.assign(n, 1.0);
+  t->alias.resize(n);
+  std::vector<double> q(n);
+  std::vector<std::uint32_t> small, large;
+  for (std::size_t i = 0; i < n; ++i) {
+    q[i] = bins[i].count / total * static_cast<double>(n);
+    t->alias[i] = static_cast<std::uint32_t>(i);
+    (q[i] < 1.0 ? small : large).push_back(static_cast<std::uint32_t>(i));
+  }
+  while (!small.empty() && !large.empty()) {
+    const std::uint32_t s = small.back(), l = large.back();
+    small.pop_back();
+    t->prob[s] = q[s];
+    t->alias[s] = l;
+    q[l] = (q[l] + q[s]) - 1.0;
+    if (q[l] < 1.0) {
+      large.pop_back();
+      small.push_back(l);
     }
   }
+  // Left-overs are 1 up to rounding: keep them whole.
+  for (std::uint32_t i : small) t->prob[i] = 1.0;
+  for (std::uint32_t i : large) t->prob[i] = 1.0;
+  t->bins = std::move(bins);
+  d.tables_ = std::move(t);
+  return d;
+}
+
+std::vector<EmpiricalBin> Distribution::bins() const {
+  if (kind_ != DistKind::Empirical || !tables_) return {};
+  return tables_->bins;
 }
 
 double normal_quantile(double p) noexcept {
@@ -122,24 +218,60 @@ double normal_quantile(double p) noexcept {
          (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
 }
 
-Ps Jitter::sample_spread(Rng& rng) const noexcept {
+Ps Distribution::sample_draw(Rng& rng) const noexcept {
   double x;
-  if (shape_ == SpreadShape::Lognormal) {
-    // Inverse transform, one draw (see the header): interpolated inside, exact in the outer steps.
-    const double u = rng.uniform01();
-    const double pos = u * kSteps;
-    const int i = static_cast<int>(pos);
-    if (i >= 1 && i < kSteps - 1) {
-      const std::vector<double>& q = *quantiles_;
-      const double lo = q[static_cast<std::size_t>(i)], hi = q[static_cast<std::size_t>(i) + 1];
-      x = lo + (pos - i) * (hi - lo);
-    } else {
-      x = std::exp(mu_ + sigma_ * normal_quantile(u > 0 ? u : 0x1p-53));
+  switch (kind_) {
+    case DistKind::Lognormal: {
+      // Inverse transform, one draw (see the header): interpolated inside, exact in the outer steps.
+      const double u = rng.uniform01();
+      const double pos = u * kSteps;
+      const int i = static_cast<int>(pos);
+      if (i >= 1 && i < kSteps - 1) {
+        const std::vector<double>& q = tables_->quantiles;
+        const double lo = q[static_cast<std::size_t>(i)], hi = q[static_cast<std::size_t>(i) + 1];
+        x = lo + (pos - i) * (hi - lo);
+      } else {
+        x = std::exp(mu_ + sigma_ * normal_quantile(u > 0 ? u : 0x1p-53));
+      }
+      break;
     }
-  } else {
-    const double m = static_cast<double>(mean_.v);
-    x = m + cv_ * m * rng.normal();
-    if (x < m * 1e-3) x = m * 1e-3;
+    case DistKind::Normal: {
+      const double u = rng.uniform01();
+      const double m = static_cast<double>(mean_.v);
+      x = m + cv_ * m * normal_quantile(u > 0 ? u : 0x1p-53);
+      if (x < m * 1e-3) x = m * 1e-3;
+      break;
+    }
+    case DistKind::Exponential: {
+      const double u = rng.uniform01();
+      x = -static_cast<double>(mean_.v) * std::log1p(-u);
+      return Ps{static_cast<std::int64_t>(x + 0.5)};
+    }
+    case DistKind::Empirical: {
+      // One draw: its integer part over n picks the alias column, its fraction the coin and then
+      // the position inside the chosen bin (uniform given the column and the coin).
+      const Tables& t = *tables_;
+      const double n = static_cast<double>(t.prob.size());
+      const double v = rng.uniform01() * n;
+      std::size_t col = static_cast<std::size_t>(v);
+      if (col >= t.prob.size()) col = t.prob.size() - 1;
+      const double f = v - static_cast<double>(col);
+      const double keep = t.prob[col];
+      std::size_t bin;
+      double pos;
+      if (f < keep) {
+        bin = col;
+        pos = f / keep;
+      } else {
+        bin = t.alias[col];
+        pos = (f - keep) / (1.0 - keep);
+      }
+      const EmpiricalBin& b = t.bins[bin];
+      x = (b.lo + pos * (b.hi - b.lo)) * scale_;
+      return Ps{static_cast<std::int64_t>(x + 0.5)};
+    }
+    case DistKind::Fixed:
+    default: return mean_;
   }
   const auto r = static_cast<std::int64_t>(x + 0.5);  // x > 0: round half up, as llround, without the libm call
   return Ps{r < 1 ? 1 : r};

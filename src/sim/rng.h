@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "sim/time.h"
@@ -26,7 +27,8 @@ enum class SpreadShape {
   /// mu = ln(mean) - sigma^2 / 2. Always > 0, right-skewed like real latencies. The default.
   Lognormal,
   /// Normal(mean, cv * mean), clipped below at 0.1 % of the mean (never 0 or negative; jitter()
-  /// also never returns less than 1 ps). Symmetric; meant for small cv (<= 0.3).
+  /// also never returns less than 1 ps). Symmetric; meant for small cv (<= 0.3). (Rng::with_spread
+  /// draws it by the polar method; Distribution by inverse transform, one draw.)
   NormalClipped,
 };
 
@@ -50,7 +52,8 @@ class Rng {
   /// returns `mean` exactly and consumes NO draw, so profiles without spread give exact sums.
   double with_spread(double mean, double cv, SpreadShape shape = SpreadShape::Lognormal) noexcept;
 
-  /// Duration version of with_spread: rounds to the nearest ps; cv == 0 returns `mean` unchanged.
+  /// Duration version of with_spread, sampled as Distribution(mean, cv, shape) (so the same values
+  /// as a Distribution built once): rounds to the nearest ps; cv == 0 returns `mean` unchanged.
   Ps jitter(Ps mean, double cv, SpreadShape shape = SpreadShape::Lognormal) noexcept;
 
  private:
@@ -59,43 +62,93 @@ class Rng {
   bool has_spare_ = false;
 };
 
-/// A duration with relative spread, its distribution parameters computed once (use this in hot
-/// loops instead of Rng::jitter, which recomputes the lognormal parameters on every call).
-/// sample() returns exactly Ps values Rng::jitter(mean, cv, shape) would, for the same stream.
+/// The distributions a cost may have (the `dist` of a profile entry, profiles/README.md).
+enum class DistKind : std::uint8_t { Fixed, Lognormal, Normal, Exponential, Empirical };
+/// "fixed", "lognormal", "normal", "exponential", "empirical".
+std::string_view dist_name(DistKind k) noexcept;
+/// Inverse of dist_name; false if `s` names none.
+bool parse_dist(std::string_view s, DistKind& out) noexcept;
+
+/// One bin of an empirical distribution: values in [lo, hi) (ps, 0 <= lo < hi) with weight `count`.
+struct EmpiricalBin {
+  double lo = 0, hi = 0, count = 0;
+};
+
+/// A duration's distribution, its parameters and tables computed once (build it outside hot loops;
+/// copies share the tables). mean() is the distribution's mean; sample() one value, rounded to the
+/// nearest ps. How each kind is sampled (every sampler but Fixed uses ONE uniform draw, u in [0,1)):
 ///
-/// Lognormal sampling is by inverse transform with ONE uniform draw: the lognormal quantile function
-/// is tabulated at 256 equal steps of probability when the Jitter is built (standard-normal quantiles
-/// by Acklam's rational approximation, relative error < 1.2e-9) and interpolated linearly between
-/// them; in the two outer steps (probability < 1/256 or > 255/256) the quantile is computed exactly,
-/// so the tails that drive p99.9 are not flattened. The interpolation changes a sample by far less
-/// than 0.1 % of the mean for cv <= 0.5 (the mean shifts by a fraction of that), and is ~5x faster
-/// than a polar-method normal plus exp (bench/sim, bench/workload).
-class Jitter {
+///   Fixed        mean(), no draw (so profiles without spread give exact sums).
+///   Lognormal    mean m, relative standard deviation cv: sigma^2 = ln(1 + cv^2), mu = ln m -
+///                sigma^2/2. Inverse transform: the quantile function is tabulated at 256 equal
+///                steps of probability when the distribution is built (standard-normal quantiles by
+///                Acklam's rational approximation, relative error < 1.2e-9) and interpolated
+///                linearly; in the two outer steps (p < 1/256 or > 255/256) the quantile is computed
+///                exactly, so the tails that drive p99.9 are not flattened. The interpolation changes
+///                a sample by far less than 0.1 % of the mean for cv <= 0.5 (the mean shifts by a
+///                fraction of that), and is ~5x faster than a polar-method normal plus exp.
+///   Normal       m + cv m z, z = normal_quantile(u) (exact to 1.2e-9), clipped below at 0.1 % of m
+///                (never 0 or negative). Meant for small cv: profiles allow cv <= 0.3, where the
+///                clipping moves the mean by less than 0.01 %.
+///   Exponential  -m ln(1 - u) (exact inverse transform; log1p for precision near 0). cv = 1.
+///   Empirical    bins [lo, hi) with weights: a bin is chosen with probability weight / total by
+///                Walker's alias method (Vose's construction: one table, O(1) per sample), u's
+///                integer part over the bins picks the column and its fraction both the alias coin
+///                and the position inside the chosen bin, where the value is uniform. Every value is
+///                then multiplied by mean / (mean of the bins) so that mean() is exactly the stated
+///                mean (profiles require the factor within 1 %: the bins give the shape, `value`
+///                the mean).
+///
+/// Lognormal and Normal never return less than 1 ps; all kinds return mean() exactly when it is 0.
+class Distribution {
  public:
-  Jitter() = default;
-  Jitter(Ps mean, double cv, SpreadShape shape = SpreadShape::Lognormal);
+  /// Fixed at 0.
+  Distribution() = default;
+  /// Spread around `mean` with relative standard deviation `cv` (the former sim::Jitter): Fixed if
+  /// cv <= 0, else Lognormal (shape Lognormal) or Normal (shape NormalClipped).
+  Distribution(Ps mean, double cv, SpreadShape shape = SpreadShape::Lognormal);
+
+  static Distribution fixed(Ps mean) { return Distribution(mean, 0.0); }
+  static Distribution lognormal(Ps mean, double cv) { return Distribution(mean, cv, SpreadShape::Lognormal); }
+  static Distribution normal(Ps mean, double cv) { return Distribution(mean, cv, SpreadShape::NormalClipped); }
+  static Distribution exponential(Ps mean);
+  /// Bins in ps, ascending and non-overlapping, each lo >= 0, hi > lo, count >= 0, total > 0 (else
+  /// std::invalid_argument: profiles validate first and name the key). Scaled to `mean` (above).
+  static Distribution empirical(Ps mean, std::vector<EmpiricalBin> bins);
 
   Ps mean() const noexcept { return mean_; }
+  DistKind kind() const noexcept { return kind_; }
+  /// Relative standard deviation: as given (Lognormal, Normal), 1 (Exponential), of the scaled bins
+  /// (Empirical), 0 (Fixed).
   double cv() const noexcept { return cv_; }
-  SpreadShape shape() const noexcept { return shape_; }
+  /// For the Jitter-era callers: NormalClipped for Normal, else Lognormal.
+  SpreadShape shape() const noexcept { return kind_ == DistKind::Normal ? SpreadShape::NormalClipped : SpreadShape::Lognormal; }
+  /// Empirical: the bins as given (ps, before scaling); empty otherwise.
+  std::vector<EmpiricalBin> bins() const;
+  /// Empirical: mean / (mean of the bins), the factor every sample is scaled by; else 1.
+  double scale() const noexcept { return scale_; }
 
-  /// One sample (>= 1 ps); with cv == 0 returns mean() and consumes no draw (inline: most steps of
-  /// a profile have no spread).
+  /// One sample (see above). Fixed: mean(), no draw (inline: most steps of a profile have no spread).
   Ps sample(Rng& rng) const noexcept {
-    if (cv_ <= 0.0 || mean_.v <= 0) return mean_;
-    return sample_spread(rng);
+    if (kind_ == DistKind::Fixed || mean_.v <= 0) return mean_;
+    return sample_draw(rng);
   }
 
  private:
+  struct Tables;
   Ps mean_{};
+  DistKind kind_ = DistKind::Fixed;
   double cv_ = 0;
-  SpreadShape shape_ = SpreadShape::Lognormal;
   double mu_ = 0, sigma_ = 0;  // lognormal parameters
-  Ps sample_spread(Rng& rng) const noexcept;
+  double scale_ = 1;           // empirical
+  Ps sample_draw(Rng& rng) const noexcept;
   static constexpr int kSteps = 256;
-  /// Lognormal quantiles at p = i / kSteps, i = 1..kSteps-1 (index i), shared by copies.
-  std::shared_ptr<const std::vector<double>> quantiles_;
+  /// Lognormal: quantiles at p = i / kSteps (index i = 1..kSteps-1). Empirical: the alias table.
+  std::shared_ptr<const Tables> tables_;
 };
+
+/// The name the engine's callers know: Cost::jitter() returns one, PlanStep holds one.
+using Jitter = Distribution;
 
 /// Inverse of the standard normal CDF, p in (0, 1) (Acklam's rational approximation with its
 /// published coefficients; relative error < 1.2e-9). Exposed for tests.
