@@ -1,18 +1,22 @@
 #include "cost/profile.h"
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "common/error.h"
+#include "common/file.h"
 #include "common/suggest.h"
 #include "cost/catalog.h"
 #include "topology/toml_read.h"
 
 namespace ipilab::cost {
 
+namespace fs = std::filesystem;
 using toml_read::TableReader;
 
 std::string_view unit_name(Unit u) {
@@ -25,7 +29,37 @@ std::string_view unit_name(Unit u) {
   return "?";
 }
 
+std::string_view class_name(CostClass c) {
+  switch (c) {
+    case CostClass::Unclassified: return "unclassified";
+    case CostClass::Sourced: return "sourced";
+    case CostClass::Estimate: return "estimate";
+    case CostClass::Fitted: return "fitted";
+    case CostClass::Measured: return "measured";
+  }
+  return "?";
+}
+
+CostClass class_of_source(std::string_view source) {
+  static constexpr std::pair<std::string_view, CostClass> kWords[] = {
+      {"SOURCED", CostClass::Sourced}, {"ESTIMATE", CostClass::Estimate},
+      {"FITTED", CostClass::Fitted},   {"MEASURED", CostClass::Measured}};
+  for (const auto& [word, cls] : kWords) {
+    if (source.substr(0, word.size()) != word) continue;
+    if (source.size() == word.size()) return cls;
+    const char next = source[word.size()];
+    if (!((next >= 'A' && next <= 'Z') || (next >= 'a' && next <= 'z'))) return cls;
+  }
+  return CostClass::Unclassified;
+}
+
 namespace {
+
+// Bounds of a plausible primitive cost and its spread (beyond them the input is a mistake).
+constexpr double kMaxPs = 1e15;      // 1000 s
+constexpr double kMaxSpread = 10.0;  // relative standard deviation
+constexpr double kMaxNormalSpread = 0.3;
+constexpr std::size_t kMaxBins = 100'000;
 
 bool parse_unit(std::string_view s, Unit& out) {
   if (s == "cycles") out = Unit::Cycles;
@@ -36,11 +70,87 @@ bool parse_unit(std::string_view s, Unit& out) {
   return true;
 }
 
+bool parse_class(std::string_view s, CostClass& out) {
+  for (CostClass c : {CostClass::Sourced, CostClass::Estimate, CostClass::Fitted, CostClass::Measured})
+    if (s == class_name(c)) {
+      out = c;
+      return true;
+    }
+  return false;
+}
+
+// ps per one `unit` at `ghz` (cycles need ghz > 0).
+double ps_per(Unit unit, double ghz) {
+  switch (unit) {
+    case Unit::Cycles: return 1000.0 / ghz;
+    case Unit::Ns: return 1e3;
+    case Unit::Ps: return 1.0;
+    case Unit::Us: return 1e6;
+  }
+  return 1.0;
+}
+
 bool is_prefix_of_some_key(std::string_view prefix) {
   for (const CostKeyInfo& k : catalog())
     if (k.name.size() > prefix.size() && k.name.substr(0, prefix.size()) == prefix && k.name[prefix.size()] == '.')
       return true;
   return false;
+}
+
+// A file as shown in provenance: relative to the data folder when it lies there (so output does not
+// depend on where ipilab is installed or built), else as opened.
+std::string shown_file(const std::string& file) {
+  std::error_code ec;
+  const fs::path a = fs::weakly_canonical(file, ec);
+  if (ec) return file;
+  const fs::path d = fs::weakly_canonical(data_dir(), ec);
+  if (ec) return file;
+  const fs::path rel = a.lexically_relative(d);
+  if (!rel.empty() && *rel.begin() != "..") return rel.string();
+  return file;
+}
+
+std::string canonical_or_self(const std::string& file) {
+  std::error_code ec;
+  const fs::path a = fs::weakly_canonical(file, ec);
+  return ec ? file : a.string();
+}
+
+// The shipped profiles' names.
+std::vector<std::string> shipped_profiles() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(data_dir() / "profiles", ec))
+    if (e.path().extension() == ".toml") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Builds c.sampler from the other fields (validated before), with `ps_per_unit` for the bins.
+void build_sampler(Cost& c, double ps_per_unit) {
+  switch (c.dist) {
+    case sim::DistKind::Fixed: c.sampler = sim::Distribution::fixed(c.mean); break;
+    case sim::DistKind::Lognormal: c.sampler = sim::Distribution::lognormal(c.mean, c.spread); break;
+    case sim::DistKind::Normal: c.sampler = sim::Distribution::normal(c.mean, c.spread); break;
+    case sim::DistKind::Exponential: c.sampler = sim::Distribution::exponential(c.mean); break;
+    case sim::DistKind::Empirical: {
+      std::vector<sim::EmpiricalBin> ps;
+      ps.reserve(c.bins.size());
+      for (const auto& b : c.bins) ps.push_back({b.lo * ps_per_unit, b.hi * ps_per_unit, b.count});
+      c.sampler = sim::Distribution::empirical(c.mean, std::move(ps));
+      break;
+    }
+  }
+}
+
+// The mean of bins [lo, hi, count] (uniform inside each bin).
+double bins_mean(const std::vector<sim::EmpiricalBin>& bins) {
+  double total = 0, m = 0;
+  for (const auto& b : bins) {
+    total += b.count;
+    m += b.count * (b.lo + b.hi) / 2.0;
+  }
+  return total > 0 ? m / total : 0.0;
 }
 
 }  // namespace
@@ -64,22 +174,76 @@ Profile Profile::parse(std::string_view text, std::string_view file) {
 }
 
 Profile Profile::from_document(const toml::table& root, std::string_view file) {
-  Profile p;
-  p.file_ = std::string(file);
-  TableReader r(root, p.file_, "");
+  std::vector<std::string> chain{canonical_or_self(std::string(file))};
+  return load_layer(root, file, chain);
+}
+
+Profile Profile::load_layer(const toml::table& root, std::string_view file_view, std::vector<std::string>& chain) {
+  const std::string file(file_view);
+  TableReader r(root, file, "");
   const toml::table* meta = r.opt_table("profile");
   if (!meta) r.fail("profile", "missing: a profile starts with a [profile] table (name, clock_ghz, clock_source)");
-  {
-    TableReader m(*meta, p.file_, "profile");
-    p.name_ = m.req_string("name");
-    p.description_ = m.opt_string("description").value_or("");
-    p.host_ = m.opt_string("host").value_or("");
-    p.clock_ghz_ = m.req_double("clock_ghz");
-    if (!(p.clock_ghz_ > 0 && p.clock_ghz_ < 100)) m.fail("clock_ghz", "must be a clock in GHz, > 0 and < 100");
-    p.clock_source_ = m.req_string("clock_source");
-    if (p.clock_source_.empty()) m.fail("clock_source", "is empty: say where the clock comes from");
-    m.finish();
+
+  // [profile]: read this file's own fields, then the base (if any), then put this file on top.
+  TableReader m(*meta, file, "profile");
+  const std::string name = m.req_string("name");
+  const std::optional<std::string> description = m.opt_string("description");
+  const std::optional<std::string> host = m.opt_string("host");
+  const std::optional<std::string> extends = m.opt_string("extends");
+  const std::optional<double> clock = m.opt_double("clock_ghz");
+  const std::optional<std::string> clock_source = m.opt_string("clock_source");
+  if (clock && !(*clock > 0 && *clock < 100)) m.fail("clock_ghz", "must be a clock in GHz, > 0 and < 100");
+  if (clock_source && clock_source->empty()) m.fail("clock_source", "is empty: say where the clock comes from");
+  if (clock && !clock_source) m.fail("clock_source", "missing (a string is required: where clock_ghz comes from)");
+  if (clock_source && !clock) m.fail("clock_source", "needs clock_ghz beside it");
+  if (!extends && !clock) m.fail("clock_ghz", "missing (a number is required; a profile that extends another may inherit it)");
+  m.finish();
+
+  Profile p;
+  if (extends) {
+    const std::string& what = *extends;
+    if (what.empty()) m.fail("extends", "is empty: name a shipped profile or a .toml file");
+    const bool is_path = what.find('/') != std::string::npos ||
+                         (what.size() > 5 && what.compare(what.size() - 5, 5, ".toml") == 0);
+    fs::path base;
+    if (is_path) {
+      base = fs::path(what);
+      if (base.is_relative()) base = fs::path(file).parent_path() / base;
+      std::error_code ec;
+      if (!fs::is_regular_file(base, ec))
+        m.fail("extends", fmt::format("no such profile file '{}' (a relative path starts at the extending file's folder)", base.string()));
+    } else {
+      base = data_dir() / "profiles" / (what + ".toml");
+      std::error_code ec;
+      if (!fs::is_regular_file(base, ec)) {
+        const std::vector<std::string> names = shipped_profiles();
+        m.fail("extends", fmt::format("no shipped profile '{}'{} (shipped: {}; a file path must end in .toml or contain '/')", what,
+                                      did_you_mean(what, names), names.empty() ? std::string("none found") : fmt::format("{}", fmt::join(names, ", "))));
+      }
+    }
+    const std::string base_file = base.string();
+    const std::string key = canonical_or_self(base_file);
+    if (std::find(chain.begin(), chain.end(), key) != chain.end()) {
+      std::string path;
+      for (const auto& c : chain) path += shown_file(c) + " -> ";
+      m.fail("extends", fmt::format("cycle: {}{}", path, shown_file(base_file)));
+    }
+    if (static_cast<int>(chain.size()) >= kMaxExtendsDepth)
+      m.fail("extends", fmt::format("more than {} levels of extends (this file and {} bases)", kMaxExtendsDepth, kMaxExtendsDepth - 1));
+    chain.push_back(key);
+    p = load_layer(toml_read::parse_file(base_file), base_file, chain);
+    chain.pop_back();
   }
+  p.file_ = file;
+  p.name_ = name;
+  if (description) p.description_ = *description;
+  if (host) p.host_ = *host;
+  if (clock) {
+    p.clock_ghz_ = *clock;
+    p.clock_source_ = *clock_source;
+  }
+  p.layers_.insert(p.layers_.begin(), Layer{file, shown_file(file), name});
+
   const toml::table* costs = r.opt_table("cost");
   r.finish();
   if (!costs) return p;
@@ -88,13 +252,14 @@ Profile Profile::from_document(const toml::table& root, std::string_view file) {
   // prefix of catalog keys is a namespace; anything else is an unknown key.
   struct Walker {
     Profile& p;
+    const std::string& file;
     void walk(const toml::table& t, const std::string& prefix) {
       for (const auto& [k, v] : t) {
         const std::string name = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
-        const std::string where = toml_read::place(p.file_, k.source(), "cost." + name);
+        const std::string where = toml_read::place(file, k.source(), "cost." + name);
         if (const CostKeyInfo* info = find_cost_key(name)) {
           const auto* et = v.as_table();
-          if (!et) throw InputError(where, fmt::format("expected a table {{ value, unit, source, spread? }}, got {}", toml_read::type_name(v)));
+          if (!et) throw InputError(where, fmt::format("expected a table {{ value, unit, source, dist?, spread?, bins?, class? }}, got {}", toml_read::type_name(v)));
           entry(*et, name, *info);
         } else if (v.as_table() && is_prefix_of_some_key(name)) {
           walk(*v.as_table(), name);
@@ -105,25 +270,109 @@ Profile Profile::from_document(const toml::table& root, std::string_view file) {
       }
     }
     void entry(const toml::table& t, const std::string& name, const CostKeyInfo& info) {
-      TableReader e(t, p.file_, "cost." + name);
+      TableReader e(t, file, "cost." + name);
       Cost c;
       c.name = name;
+      c.from = file;
       c.value = e.req_double("value");
       if (!(c.value >= 0) || !std::isfinite(c.value)) e.fail("value", fmt::format("must be >= 0, got {}", c.value));
       const std::string unit = e.req_string("unit");
       if (!parse_unit(unit, c.unit))
         e.fail("unit", fmt::format("unit mismatch: {} is a duration, so unit must be {}; got '{}'", name, units_of(info.kind), unit));
-      c.spread = e.opt_double("spread").value_or(0.0);
-      if (!(c.spread >= 0) || !std::isfinite(c.spread)) e.fail("spread", fmt::format("relative standard deviation must be >= 0, got {}", c.spread));
+      const double per = ps_per(c.unit, p.clock_ghz_);
+      if (c.value * per > kMaxPs)
+        e.fail("value", fmt::format("{} {} is out of range for a primitive cost (above 1000 s)", c.value, unit));
+
+      const std::optional<double> spread = e.opt_double("spread");
+      if (spread && (!(*spread >= 0) || !std::isfinite(*spread)))
+        e.fail("spread", fmt::format("relative standard deviation must be >= 0, got {}", *spread));
+      if (spread && *spread > kMaxSpread)
+        e.fail("spread", fmt::format("a relative standard deviation of {} is not a plausible cost spread (at most {})", *spread, kMaxSpread));
+      c.spread = spread.value_or(0.0);
+      if (const std::optional<std::string> d = e.opt_string("dist")) {
+        if (!sim::parse_dist(*d, c.dist))
+          e.fail("dist", fmt::format("'{}' is not a distribution: fixed, lognormal, normal, exponential or empirical", *d));
+      } else {
+        c.dist = c.spread > 0 ? sim::DistKind::Lognormal : sim::DistKind::Fixed;
+      }
+      const std::string_view dname = sim::dist_name(c.dist);
+      switch (c.dist) {
+        case sim::DistKind::Fixed:
+          if (c.spread > 0) e.fail("spread", "dist = \"fixed\" takes no spread (use lognormal or normal)");
+          break;
+        case sim::DistKind::Lognormal:
+        case sim::DistKind::Normal:
+          if (!(c.spread > 0)) e.fail(spread ? "spread" : "dist", fmt::format("dist = \"{}\" needs spread > 0 (the relative standard deviation)", dname));
+          if (c.dist == sim::DistKind::Normal && c.spread > kMaxNormalSpread)
+            e.fail("spread", fmt::format("dist = \"normal\" allows spread <= {} (it is clipped at 0 ps; use lognormal for wider spreads), got {}",
+                                         kMaxNormalSpread, c.spread));
+          break;
+        case sim::DistKind::Exponential:
+          if (spread) e.fail("spread", "dist = \"exponential\" takes no spread (its relative standard deviation is 1)");
+          break;
+        case sim::DistKind::Empirical:
+          if (spread) e.fail("spread", "dist = \"empirical\" takes no spread (the bins give the shape)");
+          break;
+      }
+      if (const toml::node* bn = e.node("bins")) {
+        if (c.dist != sim::DistKind::Empirical)
+          e.fail("bins", fmt::format("bins belong to dist = \"empirical\" (this entry is {})", dname));
+        read_bins(*bn, name, c, per);
+      } else if (c.dist == sim::DistKind::Empirical) {
+        e.fail("dist", "dist = \"empirical\" needs bins = [[lo, hi, count], ...]");
+      }
+      if (c.dist == sim::DistKind::Empirical) {
+        const double bm = bins_mean(c.bins);
+        if (std::abs(c.value - bm) > 0.01 * bm)
+          e.fail("value", fmt::format("value {} {} is not the mean of the bins ({:.6g} {}) within 1 %: value is the mean, the bins the shape",
+                                      c.value, unit, bm, unit));
+      }
+
       if (!e.has("source")) e.fail("source", "missing: every cost says where its value comes from (seed figure, paper, measurement)");
       c.source = e.req_string("source");
       if (c.source.empty()) e.fail("source", "is empty: say where the value comes from");
+      const CostClass declared = class_of_source(c.source);
+      if (const std::optional<std::string> cls = e.opt_string("class")) {
+        if (!parse_class(*cls, c.cls)) e.fail("class", fmt::format("'{}' is not a class: sourced, estimate, fitted or measured", *cls));
+        if (declared != CostClass::Unclassified && declared != c.cls)
+          e.fail("class", fmt::format("'{}' contradicts the source, which starts with {}", *cls, class_name(declared)));
+      } else {
+        c.cls = declared;
+      }
       c.note = e.opt_string("note").value_or("");
       e.finish();
       c.mean = p.to_ps(c.value, c.unit);
+      build_sampler(c, per);
       p.costs_[name] = Entry{std::move(c)};
     }
-  } walker{p};
+    void read_bins(const toml::node& n, const std::string& name, Cost& c, double per) {
+      const std::string key = "cost." + name + ".bins";
+      const toml::array* arr = n.as_array();
+      if (!arr) throw InputError(toml_read::place(file, n.source(), key), fmt::format("expected an array of [lo, hi, count], got {}", toml_read::type_name(n)));
+      if (arr->empty()) throw InputError(toml_read::place(file, n.source(), key), "is empty: give at least one [lo, hi, count]");
+      if (arr->size() > kMaxBins) throw InputError(toml_read::place(file, n.source(), key), fmt::format("{} bins: at most {}", arr->size(), kMaxBins));
+      double total = 0;
+      for (std::size_t i = 0; i < arr->size(); ++i) {
+        const toml::node& bn = (*arr)[i];
+        const std::string bkey = fmt::format("{}[{}]", key, i);
+        const std::string where = toml_read::place(file, bn.source(), bkey);
+        const toml::array* b = bn.as_array();
+        if (!b || b->size() != 3) throw InputError(where, "expected [lo, hi, count] (three numbers)");
+        const double lo = toml_read::node_double((*b)[0], file, bkey + "[0]");
+        const double hi = toml_read::node_double((*b)[1], file, bkey + "[1]");
+        const double count = toml_read::node_double((*b)[2], file, bkey + "[2]");
+        if (!(lo >= 0) || !std::isfinite(lo)) throw InputError(where, fmt::format("lo must be >= 0, got {}", lo));
+        if (!(hi > lo) || !std::isfinite(hi)) throw InputError(where, fmt::format("hi must be above lo, got [{}, {}]", lo, hi));
+        if (hi * per > kMaxPs) throw InputError(where, fmt::format("hi {} is out of range for a primitive cost (above 1000 s)", hi));
+        if (!(count >= 0) || !std::isfinite(count)) throw InputError(where, fmt::format("count must be >= 0, got {}", count));
+        if (!c.bins.empty() && lo < c.bins.back().hi)
+          throw InputError(where, fmt::format("bins must be ascending and must not overlap: [{}, ...) starts before the previous bin ends at {}", lo, c.bins.back().hi));
+        c.bins.push_back({lo, hi, count});
+        total += count;
+      }
+      if (!(total > 0)) throw InputError(toml_read::place(file, n.source(), key), "the counts add up to 0");
+    }
+  } walker{p, file};
   walker.walk(*costs, "");
   return p;
 }
@@ -160,15 +409,55 @@ void Profile::set(std::string_view key, double value, Unit unit, double spread, 
     throw InputError(place, "unknown cost key" + did_you_mean_in(key, catalog(), [](const auto& c) { return c.name; }) +
                                 " (not in the catalog)");
   if (!(value >= 0) || !std::isfinite(value)) throw InputError(place, fmt::format("value must be >= 0, got {}", value));
+  if (value * ps_per(unit, clock_ghz_) > kMaxPs)
+    throw InputError(place, fmt::format("{} {} is out of range for a primitive cost (above 1000 s)", value, unit_name(unit)));
   if (!(spread >= 0) || !std::isfinite(spread)) throw InputError(place, fmt::format("spread must be >= 0, got {}", spread));
+  if (spread > kMaxSpread) throw InputError(place, fmt::format("spread {} is not a plausible cost spread (at most {})", spread, kMaxSpread));
   if (source.empty()) throw InputError(place, "source is empty: say where the value comes from");
   Cost c;
   c.name = std::string(key);
   c.value = value;
   c.unit = unit;
-  c.spread = spread;
   c.source = std::move(source);
+  c.cls = class_of_source(c.source);
+  c.from = "override";
   c.mean = to_ps(value, unit);
+  const auto old = costs_.find(key);
+  const sim::DistKind family = old == costs_.end() ? sim::DistKind::Lognormal : old->second.cost.dist;
+  switch (family) {
+    case sim::DistKind::Fixed:
+    case sim::DistKind::Lognormal:
+    case sim::DistKind::Normal:
+      if (family == sim::DistKind::Normal && spread > kMaxNormalSpread)
+        throw InputError(place, fmt::format("the profile's entry is normal, which allows spread <= {}; got {}", kMaxNormalSpread, spread));
+      c.spread = spread;
+      c.dist = spread > 0 ? (family == sim::DistKind::Normal ? sim::DistKind::Normal : sim::DistKind::Lognormal) : sim::DistKind::Fixed;
+      build_sampler(c, 1.0);
+      break;
+    case sim::DistKind::Exponential:
+      if (spread > 0) throw InputError(place, "the profile's entry is exponential, which takes no spread");
+      c.dist = sim::DistKind::Exponential;
+      build_sampler(c, 1.0);
+      break;
+    case sim::DistKind::Empirical: {
+      if (spread > 0) throw InputError(place, "the profile's entry is empirical, which takes no spread (its bins give the shape)");
+      // Keep the shape: the bins scaled to the new mean, in the new unit.
+      const Cost& o = old->second.cost;
+      const double old_ps = static_cast<double>(o.mean.v);
+      const double per_new = ps_per(unit, clock_ghz_);
+      const double per_old = o.value > 0 ? old_ps / o.value : 1.0;
+      const double f = old_ps > 0 ? static_cast<double>(c.mean.v) / old_ps : 0.0;
+      c.dist = sim::DistKind::Empirical;
+      if (!(f > 0)) {
+        c.dist = sim::DistKind::Fixed;  // a zero mean: nothing left to spread
+        build_sampler(c, 1.0);
+        break;
+      }
+      for (const auto& b : o.bins) c.bins.push_back({b.lo * per_old * f / per_new, b.hi * per_old * f / per_new, b.count});
+      build_sampler(c, per_new);
+      break;
+    }
+  }
   costs_[std::string(key)] = Entry{std::move(c)};
 }
 
@@ -180,9 +469,12 @@ std::vector<std::string> Profile::keys() const {
 
 std::vector<ProvenanceEntry> Profile::provenance() const {
   std::vector<ProvenanceEntry> out;
-  for (const auto& [k, e] : costs_)
-    if (e.used)
-      out.push_back({k, e.cost.value, std::string(unit_name(e.cost.unit)), e.cost.mean.v, e.cost.spread, e.cost.source});
+  for (const auto& [k, e] : costs_) {
+    if (!e.used) continue;
+    const Cost& c = e.cost;
+    out.push_back({k, c.value, std::string(unit_name(c.unit)), c.mean.v, c.spread, c.source, std::string(sim::dist_name(c.dist)),
+                   std::string(class_name(c.cls)), c.from == "override" ? c.from : shown_file(c.from), c.bins});
+  }
   return out;
 }
 
@@ -192,9 +484,20 @@ nlohmann::json Profile::provenance_json() const {
   j["file"] = file_;
   j["clock_ghz"] = clock_ghz_;
   j["clock_source"] = clock_source_;
+  if (layers_.size() > 1) {
+    auto& ext = j["extends"] = nlohmann::json::array();
+    for (std::size_t i = 1; i < layers_.size(); ++i) ext.push_back({{"profile", layers_[i].name}, {"file", layers_[i].shown}});
+  }
   auto& arr = j["costs"] = nlohmann::json::array();
-  for (const ProvenanceEntry& e : provenance())
-    arr.push_back({{"key", e.key}, {"value", e.value}, {"unit", e.unit}, {"ps", e.ps}, {"spread", e.spread}, {"source", e.source}});
+  for (const ProvenanceEntry& e : provenance()) {
+    nlohmann::json c = {{"key", e.key},     {"value", e.value}, {"unit", e.unit},   {"ps", e.ps},    {"spread", e.spread},
+                        {"source", e.source}, {"dist", e.dist},  {"class", e.cls}, {"from", e.from}};
+    if (!e.bins.empty()) {
+      auto& bins = c["bins"] = nlohmann::json::array();
+      for (const auto& b : e.bins) bins.push_back({b.lo, b.hi, b.count});
+    }
+    arr.push_back(std::move(c));
+  }
   return j;
 }
 

@@ -4,26 +4,45 @@
 //
 //   [profile]
 //   name = "hyperv-ws2019"
-//   description = "..."                    # optional
-//   host = "ws2019-2s-e5-2420v2"           # optional: the host preset it was calibrated on
-//   clock_ghz = 2.2                        # converts cycles <-> time
+//   description = "..."                    # optional (inherited from a base unless set)
+//   host = "ws2019-2s-e5-2420v2"           # optional: the host preset it was calibrated on (inherited)
+//   clock_ghz = 2.2                        # converts cycles <-> time (inherited from a base unless set)
 //   clock_source = "Intel ARK: E5-2420 v2 base clock"
+//   extends = "kunpeng920-2s"              # optional: a base profile (shipped name or file path)
 //
 //   [cost.hv.hypercall_entry_exit]         # the key "hv.hypercall_entry_exit" of the catalog
-//   value = 1500
+//   value = 1500                           # the MEAN, in `unit`
 //   unit = "cycles"                        # cycles | ns | ps | us (catalog.h: UnitKind::Duration)
-//   spread = 0.05                          # optional: relative standard deviation (>= 0)
+//   dist = "lognormal"                     # optional: fixed | lognormal | normal | exponential | empirical
+//   spread = 0.05                          # lognormal / normal: relative standard deviation
+//   bins = [[700, 710, 12], [710, 720, 40]]   # empirical: [lo, hi, count] in `unit`
+//   class = "measured"                     # optional: sourced | estimate | fitted | measured
 //   source = "seed 000: ... / measured with ... / paper ..."   # required
 //   note = "how the value was derived"     # optional
 //
 // Values are stored converted to integer picoseconds (cycles * 1000 / clock_ghz, rounded), the
-// engine's time base (sim/time.h); the value and unit as written are kept for provenance.
+// engine's time base (sim/time.h); the value and unit as written are kept for provenance. Each
+// entry becomes a sim::Distribution (sim/rng.h says how each kind is sampled): Cost::jitter().
+//
+// Layers. `extends` names a base profile: a value ending in ".toml" or containing '/' is a path
+// (relative to the extending file's folder), any other value a shipped profile,
+// data_dir()/profiles/NAME.toml. The base is read the same way (it may extend another, up to
+// kMaxExtendsDepth levels; a cycle is an error naming the chain). Every entry of the base applies
+// unless this file sets the key (an entry is replaced whole, never merged field by field). An
+// entry's cycles are converted with the clock of the file that states it (they were counted at
+// that clock); the profile's clock_ghz is this file's if it sets one (clock_ghz and clock_source
+// go together), else the base's. Provenance names the file every used entry came from.
 //
 // Errors (InputError, place "FILE:LINE:COLUMN: cost.<key>.<field>"): an unknown cost key (not in
 // the catalog), an unknown field, a wrong type, a missing value/unit/source, a unit that does not
-// fit the key's kind ("unit mismatch"), a negative value or spread, a missing [profile] table or
-// clock. A workload asking for a key the profile lacks gets InputError naming the profile file and
-// the key (get() / require()).
+// fit the key's kind ("unit mismatch"), a negative or out-of-range value (above 1000 s), a field
+// that does not fit the dist (spread on fixed/exponential/empirical, bins on anything but
+// empirical), lognormal/normal without spread, normal with spread > 0.3, bad bins (not [lo, hi,
+// count], lo >= hi, overlapping or descending, all counts 0), a value that is not the bins' mean
+// within 1 %, an unknown class or one that contradicts the source's leading class word, a missing
+// [profile] table or clock, and for extends: a base that does not exist, a cycle, more than
+// kMaxExtendsDepth levels. A workload asking for a key the profile lacks gets InputError naming
+// the profile file and the key (get() / require()).
 #pragma once
 
 #include <initializer_list>
@@ -44,21 +63,39 @@ namespace ipilab::cost {
 enum class Unit { Cycles, Ns, Ps, Us };
 std::string_view unit_name(Unit u);
 
+/// How a cost's value was obtained (the brief's provenance classes).
+enum class CostClass { Unclassified, Sourced, Estimate, Fitted, Measured };
+/// "unclassified", "sourced", "estimate", "fitted", "measured".
+std::string_view class_name(CostClass c);
+/// The class a source text declares by its leading word (SOURCED, ESTIMATE, FITTED or MEASURED,
+/// upper case, followed by the end or a non-letter), else Unclassified.
+CostClass class_of_source(std::string_view source);
+
 /// One priced operation.
 struct Cost {
   std::string name;
-  sim::Ps mean;        ///< the value in ps (converted with the profile clock if given in cycles)
-  double spread = 0;   ///< relative standard deviation; 0 = exact
+  sim::Ps mean;        ///< the value (the mean) in ps, converted with the clock of the file stating it
+  double spread = 0;   ///< relative standard deviation as written (lognormal/normal); 0 otherwise
   double value = 0;    ///< as written in the profile
   Unit unit = Unit::Ns;
   std::string source;
   std::string note;
+  sim::DistKind dist = sim::DistKind::Fixed;
+  std::vector<sim::EmpiricalBin> bins;  ///< empirical: as written, in `unit`
+  CostClass cls = CostClass::Unclassified;
+  std::string from;    ///< the profile file it came from, as opened ("override" for set())
+  sim::Distribution sampler;  ///< built once from the fields above
 
-  /// A sampler for the simulator (lognormal spread by default; see sim/rng.h).
-  sim::Jitter jitter(sim::SpreadShape shape = sim::SpreadShape::Lognormal) const { return sim::Jitter(mean, spread, shape); }
+  /// The sampler for the simulator (sim::Distribution). `shape` is for callers of the Jitter era:
+  /// NormalClipped samples a lognormal entry's spread normally instead; other kinds ignore it.
+  sim::Jitter jitter(sim::SpreadShape shape = sim::SpreadShape::Lognormal) const {
+    if (shape == sim::SpreadShape::NormalClipped && dist == sim::DistKind::Lognormal) return sim::Distribution(mean, spread, shape);
+    return sampler;
+  }
 };
 
-/// A used cost as reported in JSON output (key, value and unit as written, ps, spread, source).
+/// A used cost as reported in JSON output (key, value and unit as written, ps, spread, dist, class,
+/// source, the file it came from, the bins of an empirical entry).
 struct ProvenanceEntry {
   std::string key;
   double value;
@@ -66,13 +103,27 @@ struct ProvenanceEntry {
   std::int64_t ps;
   double spread;
   std::string source;
+  std::string dist;
+  std::string cls;
+  std::string from;    ///< as shown: relative to data_dir() when it lies there, else as opened
+  std::vector<sim::EmpiricalBin> bins;
 };
 
 class Profile {
  public:
-  /// Reads and parses a profile file.
+  /// Levels of `extends` a profile may stack (this file and 7 bases).
+  static constexpr int kMaxExtendsDepth = 8;
+
+  /// One file of a layered profile.
+  struct Layer {
+    std::string file;   ///< as opened
+    std::string shown;  ///< relative to data_dir() when it lies there, else as opened
+    std::string name;   ///< its [profile] name
+  };
+
+  /// Reads and parses a profile file (and the bases it extends).
   static Profile load_file(const std::string& path);
-  /// Parses profile text; `file` names it in messages.
+  /// Parses profile text; `file` names it in messages and is where a relative `extends` starts.
   static Profile parse(std::string_view text, std::string_view file);
   /// From an already parsed document (root table holding [profile] and [cost]); other top-level
   /// keys are errors.
@@ -84,6 +135,8 @@ class Profile {
   const std::string& host() const noexcept { return host_; }
   double clock_ghz() const noexcept { return clock_ghz_; }
   const std::string& clock_source() const noexcept { return clock_source_; }
+  /// This file first, then the base it extends, that base's base, ...: one entry if no extends.
+  const std::vector<Layer>& layers() const noexcept { return layers_; }
 
   bool has(std::string_view key) const { return costs_.find(key) != costs_.end(); }
   /// The cost of `key`; marks it used (provenance). Absent key -> InputError(place
@@ -96,8 +149,13 @@ class Profile {
     require(std::span<const std::string_view>(keys.begin(), keys.size()), who);
   }
 
-  /// Sets or replaces a cost (a scenario variant's override). Validated like a file entry:
-  /// InputError(place `where`, ...) for an unknown key, negative value/spread, empty source.
+  /// Sets or replaces a cost (a scenario variant's override) with a new mean. Validated like a
+  /// file entry: InputError(place `where`, ...) for an unknown key, a negative or out-of-range
+  /// value or spread, an empty source. The entry keeps the family of the one it replaces: a
+  /// lognormal or fixed entry becomes lognormal with `spread` (fixed if 0), a normal one normal
+  /// (fixed if 0; spread <= 0.3), an exponential one exponential with the new mean, an empirical
+  /// one keeps its bins scaled to the new mean (its shape); a spread for exponential or empirical
+  /// is an error. A new key is lognormal or fixed. Its provenance says from "override".
   void set(std::string_view key, double value, Unit unit, double spread, std::string source,
            std::string_view where = "override");
 
@@ -106,7 +164,8 @@ class Profile {
   /// Costs used through get() so far, sorted by key.
   std::vector<ProvenanceEntry> provenance() const;
   /// {"profile": name, "file": file, "clock_ghz", "clock_source", "costs": [{key, value, unit, ps,
-  /// spread, source}, ...]} for the used costs.
+  /// spread, dist, class, source, from, bins (empirical only)}, ...]} for the used costs, plus
+  /// "extends": [{"profile", "file"}, ...] (the bases, nearest first) when the profile has any.
   nlohmann::json provenance_json() const;
   /// Forgets which costs were used (e.g. between variants).
   void clear_used() const;
@@ -121,8 +180,10 @@ class Profile {
     Cost cost;
     mutable bool used = false;
   };
+  static Profile load_layer(const toml::table& root, std::string_view file, std::vector<std::string>& chain);
   std::string file_, name_, description_, host_, clock_source_;
   double clock_ghz_ = 0;
+  std::vector<Layer> layers_;
   std::map<std::string, Entry, std::less<>> costs_;
 };
 
