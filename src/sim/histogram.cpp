@@ -36,9 +36,7 @@ std::uint64_t Histogram::bucket_high(std::size_t index) noexcept {
 void Histogram::record_n(std::int64_t v, std::uint64_t n) {
   if (v < 0) throw std::invalid_argument("sim::Histogram::record: negative value");
   if (n == 0) return;
-  const std::size_t b = bucket_of(static_cast<std::uint64_t>(v));
-  if (b >= counts_.size()) counts_.resize(b + 1 + kSub, 0);  // grow a little ahead
-  counts_[b] += n;
+  counter(bucket_of(static_cast<std::uint64_t>(v))) += n;
   if (count_ == 0) {
     min_ = max_ = v;
   } else {
@@ -57,10 +55,29 @@ void Histogram::record_n(std::int64_t v, std::uint64_t n) {
   sum_ += static_cast<unsigned __int128>(v) * n;
 }
 
+std::uint64_t& Histogram::counter(std::size_t bucket) {
+  const std::size_t b = bucket / kBlock;
+  if (b >= blocks_.size()) blocks_.resize(b + 1);
+  if (blocks_[b].empty()) blocks_[b].assign(kBlock, 0);
+  return blocks_[b][bucket % kBlock];
+}
+
+std::size_t Histogram::memory_bytes() const noexcept {
+  std::size_t n = blocks_.capacity() * sizeof(std::vector<std::uint64_t>);
+  for (const auto& blk : blocks_) n += blk.capacity() * sizeof(std::uint64_t);
+  return n;
+}
+
+void Histogram::add(std::uint64_t v) {
+  if (v > static_cast<std::uint64_t>(INT64_MAX)) throw std::invalid_argument("sim::Histogram::add: value above INT64_MAX");
+  record_n(static_cast<std::int64_t>(v), 1);
+}
+
 void Histogram::merge(const Histogram& o) {
   if (o.count_ == 0) return;
-  if (o.counts_.size() > counts_.size()) counts_.resize(o.counts_.size(), 0);
-  for (std::size_t i = 0; i < o.counts_.size(); ++i) counts_[i] += o.counts_[i];
+  for (std::size_t b = 0; b < o.blocks_.size(); ++b)
+    for (std::size_t j = 0; j < o.blocks_[b].size(); ++j)
+      if (const std::uint64_t c = o.blocks_[b][j]) counter(b * kBlock + j) += c;
   if (count_ == 0) {
     min_ = o.min_;
     max_ = o.max_;
@@ -78,7 +95,7 @@ void Histogram::merge(const Histogram& o) {
 }
 
 void Histogram::reset() {
-  std::fill(counts_.begin(), counts_.end(), 0);
+  for (auto& blk : blocks_) std::fill(blk.begin(), blk.end(), 0);
   count_ = 0;
   sum_ = 0;
   min_ = max_ = 0;
@@ -101,8 +118,12 @@ double Histogram::percentile(double q) const noexcept {
   auto rank = static_cast<std::uint64_t>(std::ceil(q / 100.0 * static_cast<double>(count_)));
   rank = std::clamp<std::uint64_t>(rank, 1, count_);
   std::uint64_t seen = 0;
-  for (std::size_t i = 0; i < counts_.size(); ++i) {
-    seen += counts_[i];
+  for (std::size_t i = 0; i < blocks_.size() * kBlock; ++i) {
+    if (blocks_[i / kBlock].empty()) {
+      i += kBlock - 1;  // a block never touched: all zero
+      continue;
+    }
+    seen += count_in(i);
     if (seen >= rank) {
       const double lo = static_cast<double>(bucket_low(i));
       const double hi = static_cast<double>(bucket_high(i));
@@ -125,6 +146,71 @@ Summary Histogram::summary() const {
   s.p99 = percentile(99);
   s.p999 = percentile(99.9);
   return s;
+}
+
+std::int64_t Histogram::quantile(double p) const noexcept {
+  if (count_ == 0) return 0;
+  if (p >= 1.0) return max_;
+  if (!(p > 0.0)) return min_;  // p <= 0 (and NaN)
+  auto rank = static_cast<std::uint64_t>(std::ceil(p * static_cast<double>(count_)));
+  rank = std::clamp<std::uint64_t>(rank, 1, count_);
+  std::uint64_t seen = 0;
+  for (std::size_t i = 0; i < blocks_.size() * kBlock; ++i) {
+    if (blocks_[i / kBlock].empty()) {
+      i += kBlock - 1;
+      continue;
+    }
+    seen += count_in(i);
+    if (seen >= rank) {
+      const std::uint64_t lo = bucket_low(i), hi = bucket_high(i);
+      const auto mid = static_cast<std::int64_t>(lo + (hi - lo) / 2);
+      return std::clamp(mid, min_, max_);
+    }
+  }
+  return max_;
+}
+
+std::vector<Histogram::Bucket> Histogram::buckets() const {
+  std::vector<Bucket> out;
+  for (std::size_t b = 0; b < blocks_.size(); ++b)
+    for (std::size_t j = 0; j < blocks_[b].size(); ++j)
+      if (const std::uint64_t c = blocks_[b][j]) out.push_back({bucket_low(b * kBlock + j), bucket_high(b * kBlock + j), c});
+  return out;
+}
+
+namespace {
+
+// Buckets merged left to right: a bin grows while it stays within `r` of its low end in relative
+// width (hi - lo <= r * max(lo, 1)); a bucket is never split.
+std::vector<EmpiricalBin> merge_relative(const std::vector<Histogram::Bucket>& bs, double r) {
+  std::vector<EmpiricalBin> out;
+  for (const Histogram::Bucket& b : bs) {
+    const double lo = static_cast<double>(b.low), hi = static_cast<double>(b.high) + 1.0;
+    if (!out.empty() && hi - out.back().lo <= r * std::max(out.back().lo, 1.0)) {
+      out.back().hi = hi;
+      out.back().count += static_cast<double>(b.count);
+    } else {
+      out.push_back({lo, hi, static_cast<double>(b.count)});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<EmpiricalBin> Histogram::empirical_bins(std::size_t max_bins) const {
+  const std::vector<Bucket> bs = buckets();
+  if (max_bins == 0 || bs.size() <= max_bins) return merge_relative(bs, 0.0);
+  // The smallest relative width that needs at most max_bins bins (bisection; r = max / min merges
+  // everything into one bin). Bins of bounded relative width keep the bins' mean near mean():
+  // unlike equal-count bins, a long tail is not one wide bin whose midpoint misstates its mass.
+  double lo = 0.0, hi = static_cast<double>(bs.back().high) + 1.0;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (lo + hi) / 2;
+    if (merge_relative(bs, mid).size() <= max_bins) hi = mid;
+    else lo = mid;
+  }
+  return merge_relative(bs, hi);
 }
 
 }  // namespace ipilab::sim

@@ -103,7 +103,7 @@ TEST(Histogram, Memory_IndependentOfSampleCount) {
   Rng r(14);
   Histogram h;
   for (int i = 0; i < 1000; ++i) h.record(static_cast<std::int64_t>(r.with_spread(1e6, 0.2)));
-  h.record(10'000'000);  // cover the range up front
+  for (std::int64_t v = 1; v < 20'000'000; v *= 2) h.record(v);  // one value per power of two: every block up front
   const std::size_t after_thousand = h.memory_bytes();
   for (int i = 0; i < 1'000'000; ++i) h.record(static_cast<std::int64_t>(r.with_spread(1e6, 0.2)));
   EXPECT_EQ(h.memory_bytes(), after_thousand);
