@@ -16,12 +16,12 @@
 // events; delays fixed per chain, exponential with mean 1 us, or shared 100 ns steps with many
 // equal times). Events/s in millions on the 2-core development VM, fixed / exp / ties:
 //                    2 pending         64              4096              65536
-//   binary heap      77 / 59 / 59     30 / 26 / 24    13.5 / 14 / 14    7.5 / 7.0 / 5.5
-//   4-ary heap       79 / 59 / 62     28 / 24 / 20    12 / 12.6 / 11.7  7.4 / 6.7 / 5.2
-//   calendar queue   75 / 34 / 45     25 / 5 / 19     28 / 4.7 / 29     9 / 5.4 / 10
-//   ladder queue     56 / 47 / 44     40 / 35 / 40    34 / 23 / 24      7.6 / 5.3 / 12
-//   radix, 1 bit     70 / 53 / 51     38 / 37 / 57    30 / 26 / 46      17 / 10 / 23
-//   radix, 6 bits    71 / 50 / 51     40 / 39 / 40    35 / 34 / 54      19 / 14 / 22   <- chosen
+//   binary heap      90 / 77 / 77     30 / 27 / 25    13 / 14 / 15      9.3 / 9.5 / 8.3
+//   4-ary heap       74 / 62 / 62     28 / 24 / 21    12 / 13 / 12      8.3 / 8.7 / 7.9
+//   calendar queue   77 / 36 / 46     25 / 5.6 / 20   30 / 4.9 / 30     13 / 7.0 / 12
+//   ladder queue     48 / 44 / 43     40 / 36 / 41    35 / 24 / 26      12 / 8.5 / 18
+//   radix, 1 bit     75 / 54 / 52     39 / 39 / 58    32 / 27 / 49      20 / 14 / 30
+//   radix, 6 bits    73 / 65 / 66     42 / 38 / 40    37 / 34 / 55      24 / 18 / 30   <- chosen
 // (bench_sim prints the current figures and the ratios to the binary heap; the machine is shared,
 // so single figures move by ~10 % between runs, the ratios much less.)
 //   - Heaps pay O(log n) compare-and-move steps with hard-to-predict branches on push and pop.
@@ -36,8 +36,10 @@
 //     sparse buckets, a no-copy path for many events at one time, and a plain binary heap while at
 //     most 32 events are pending (where a tiny heap is the fastest structure) complete it. It keeps
 //     the (time, seq) order exactly (event_queue.h says how; tests/sim/engine_test.cpp checks it
-//     against the heap on random programs). Cost: at 2 pending it runs at ~0.9x the heap's rate
-//     (the mode check); from 64 pending up it is 1.3x to 4x faster.
+//     against the heap on random programs). Cost: at 2 pending it runs at ~0.8-0.85x the heap's
+//     rate (the mode check and the larger inlined push; still 65-73 M events/s); from 64 pending
+//     up it is 1.4x to 3.8x faster (median of 3 runs; all built-in scenarios together take 3 %
+//     less CPU than with the previous engine).
 //
 // A callable is invoked as f(Simulator&) if that compiles, else as f().
 // Errors: scheduling in the past (when < now()) throws std::logic_error (a model bug, not input).
