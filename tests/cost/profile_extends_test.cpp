@@ -141,6 +141,8 @@ TEST(ProfileExtends, Errors_MissingBase_Cycle_Depth_ClockHalf) {
   EXPECT_THAT(error_of(d.write("a.toml", "[profile]\nname = \"a\"\nextends = \"nosuch\"\n")),
               HasSubstr("a.toml:3:1: profile.extends: no shipped profile 'nosuch' (shipped: "));
   EXPECT_THAT(error_of(d.write("a.toml", "[profile]\nname = \"a\"\nextends = \"nosuch\"\n")), HasSubstr("kunpeng920-2s"));
+  EXPECT_THAT(error_of(d.write("m.toml", "[profile]\nname = \"m\"\nextends = \"kunpeng920\"\n")),
+              HasSubstr("no shipped profile 'kunpeng920'; did you mean 'kunpeng920-2s'?"));
   EXPECT_THAT(error_of(d.write("b.toml", "[profile]\nname = \"b\"\nextends = \"sub/none.toml\"\n")),
               HasSubstr("b.toml:3:1: profile.extends: no such profile file '"));
   // a cycle of two, and one of one
