@@ -60,3 +60,48 @@ GicSystemConfig build_socket_topology(const SocketTopology& t) {
 }
 
 }  // namespace ipilab::gic
+
+namespace ipilab::gic {
+
+GicSystemConfig build_host_gic(const HostGicLayout& l) {
+  if (l.cpus.empty()) throw InputError("cpus", "the GIC layout has no CPU");
+  if (l.cpus.size() > 65536)
+    throw InputError("cpus", fmt::format("{} CPUs exceed the 65536 processor numbers of GICR_TYPER", l.cpus.size()));
+  if (l.common_lpi_aff < 0 || l.common_lpi_aff > 3)
+    throw InputError("common_lpi_aff", fmt::format("{} is not in 0..3", l.common_lpi_aff));
+  GicSystemConfig cfg;
+  const auto svpet = static_cast<std::uint8_t>(l.common_lpi_aff == 0 ? 1 : l.common_lpi_aff);
+  for (std::size_t i = 0; i < l.its.size(); ++i) {
+    ItsConfig its;
+    its.typer.physical = true;
+    its.typer.vlpis = true;
+    its.typer.vmapp = true;
+    its.typer.vsgi = true;
+    its.typer.vmovp = true;
+    its.typer.pta = false;
+    its.typer.svpet = svpet;
+    its.mpidr = l.its[i].mpidr & 0xFFFFFF00u;
+    its.socket = l.its[i].socket;
+    its.vpeid_bits = 16;
+    its.base_pa = 0x2'0000'0000 + static_cast<std::uint64_t>(i) * 0x100'0000;
+    cfg.its.push_back(its);
+  }
+  for (std::size_t c = 0; c < l.cpus.size(); ++c) {
+    RedistributorConfig rd;
+    rd.typer.plpis = true;
+    rd.typer.vlpis = true;
+    rd.typer.direct_lpi = true;
+    rd.typer.rvpeid = true;
+    rd.typer.vsgi = true;
+    rd.typer.processor_number = static_cast<std::uint16_t>(c);
+    rd.typer.common_lpi_aff = static_cast<std::uint8_t>(l.common_lpi_aff);
+    rd.typer.affinity = l.cpus[c].affinity;
+    rd.typer.last = c + 1 == l.cpus.size() || l.cpus[c + 1].socket != l.cpus[c].socket;
+    rd.socket = l.cpus[c].socket;
+    rd.rd_pa = 0x1'0000'0000 + static_cast<std::uint64_t>(c) * 0x40000;
+    cfg.redistributors.push_back(rd);
+  }
+  return cfg;
+}
+
+}  // namespace ipilab::gic

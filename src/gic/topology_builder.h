@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "gic/gic_system.h"
 
@@ -38,5 +39,32 @@ struct SocketTopology {
 /// Builds the configuration. Throws InputError("sockets"/"cpus_per_socket", ...) for counts outside
 /// 1..256 sockets and 1..4096 CPUs per socket.
 GicSystemConfig build_socket_topology(const SocketTopology& topology);
+
+}  // namespace ipilab::gic
+
+namespace ipilab::gic {
+
+/// A host's GIC as the host description gives it (src/workload/mechanisms/arm_host.cpp builds it
+/// from a topology::Host): any number of sockets, CPUs and ITSs, ITSs in any firmware order.
+struct HostGicLayout {
+  struct Cpu {
+    int socket = 0;
+    std::uint32_t affinity = 0;  ///< MPIDR Aff3.Aff2.Aff1.Aff0 (GICR_TYPER.Affinity)
+  };
+  struct Its {
+    int socket = 0;
+    std::uint32_t mpidr = 0;     ///< GITS_MPIDR Aff3.Aff2.Aff1 in [31:8], [7:0] zero
+  };
+  std::vector<Cpu> cpus;         ///< index = CPU number = redistributor index
+  std::vector<Its> its;          ///< firmware (MADT) order
+  int common_lpi_aff = 1;        ///< GICR_TYPER.CommonLPIAff of every RD, 0..3
+};
+
+/// Every RD: PLPIS, VLPIS, DirectLPI, RVPEID, VSGI, Processor_Number = CPU number, the given
+/// affinity, CommonLPIAff as given, Last on the final RD of each socket's run. Every ITS: VLPIS, VMAPP,
+/// VSGI, single VMOVP, PTA = 0, SVPET = CommonLPIAff (1 when CommonLPIAff = 0: Linux reads SVPET as a
+/// CommonLPIAff value, and an ITS with SVPET = 0 shares with nobody), GITS_MPIDR as given.
+/// Throws InputError for an empty layout, more than 65536 CPUs or CommonLPIAff outside 0..3.
+GicSystemConfig build_host_gic(const HostGicLayout& layout);
 
 }  // namespace ipilab::gic

@@ -148,11 +148,12 @@ std::string host_label(const topology::Host& h) {
 }
 
 std::string vm_label(const topology::Vm& vm) {
-  std::vector<int> pcpus, halted;
+  std::vector<int> pcpus, halted, polling;
   std::string remap;
   for (const auto& v : vm.vcpus) {
     pcpus.push_back(v.pcpu);
     if (v.initial_state == topology::VcpuState::Halted) halted.push_back(v.cpu);
+    if (v.initial_state == topology::VcpuState::Polling) polling.push_back(v.cpu);
     if (v.vp_index != static_cast<std::uint32_t>(v.cpu))
       remap += fmt::format("{}{}->{}", remap.empty() ? "" : ",", v.cpu, v.vp_index);
   }
@@ -163,6 +164,7 @@ std::string vm_label(const topology::Vm& vm) {
                               in_order ? topology::Host::format_cpu_list(pcpus) : fmt::format("{}", fmt::join(pcpus, ",")),
                               vm.nr_cpus);
   if (!halted.empty()) s += fmt::format(", vCPUs idle in HLT: {}", topology::Host::format_cpu_list(halted));
+  if (!polling.empty()) s += fmt::format(", vCPUs idle polling: {}", topology::Host::format_cpu_list(polling));
   if (!remap.empty()) s += fmt::format(", VP index map {}", remap);
   return s;
 }
@@ -231,8 +233,9 @@ PreparedScenario prepare(Scenario&& s, const RunOverrides& overrides, const Work
       pv.profile_path = pv.spec.profile.file();
       toml::table params;
       if (toml::node* wn = v.doc.get("workload")) params = std::move(*wn->as_table());
-      check_params(params, *p.info, s.file);
       pv.spec.params = workload::Params(std::move(params), s.file, "workload");
+      if (p.info->validate) p.info->validate(pv.spec.params);
+      else check_params(pv.spec.params.table(), *p.info, s.file);
     } catch (const InputError& e) {
       if (s.variants.size() == 1) throw;
       rethrow_for_variant(e, s.name, v.name);

@@ -1,18 +1,35 @@
-// ipilab/sim/resource.h — a server that does one piece of work at a time, first come first served.
+// ipilab/sim/resource.h — shared things that items queue for, with their statistics.
 //
-// Used for anything that serializes work: a vCPU, the hypervisor running on a physical CPU, an ITS's
-// GITS_SGIR port and its command queue, a redistributor. The model is analytical ("busy until"):
-// request(now, d) starts at max(now, busy_until) and ends d later; the caller schedules its
-// continuation at grant.end. Contention and queueing thus emerge when several senders hit one
-// resource, and the wait of each request is recorded.
+// Two shapes, both measured the same way (utilisation, queueing delay with its distribution, and
+// Little's-law bookkeeping: the time-average number of items in the system, the arrival rate and the
+// mean time in the system, each computed independently so L = lambda * W can be checked):
 //
-// Requests are served in the order request() is called; called from events that is simulated-time
-// order, FIFO among equal times (see engine.h). Durations must be >= 0 (std::invalid_argument).
+//  * Resource — a server that does one piece of work at a time, first come first served: a vCPU's
+//    interrupt handling, the hypervisor running on a physical CPU, an ITS's GITS_SGIR port. The model
+//    is analytical ("busy until"): request(now, d) starts at max(now, busy_until) and ends d later;
+//    the caller schedules its continuation at grant.end, so contention and queueing emerge when
+//    several senders hit one resource.
+//  * Occupancy — a queue whose items leave when something else takes them (a target vCPU's
+//    call_single_queue: a CSD enters at llist_add and leaves when the handler's llist_del_all takes
+//    it). enter(now) / leave(now, entered).
+//
+// Time order: requests (and enter/leave) must come with non-decreasing `now` for the Little's-law
+// area to be exact; the simulator issues them from events, which run in time order (engine.h). A
+// Resource that receives an earlier `now` after a later one still serves it (in call order, as
+// before) but marks its area as not exact (little_exact() == false) rather than guessing.
+// Durations must be >= 0 (std::invalid_argument).
+//
+// Windows: reset_stats(now) starts a measurement window at `now` (e.g. after a warm-up); items in
+// the system at that moment keep counting towards the area but not towards arrivals or waits.
+// Memory: O(items currently in the system) for the area, a fixed-size histogram for the waits.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <string>
 
+#include "sim/histogram.h"
 #include "sim/time.h"
 
 namespace ipilab::sim {
@@ -24,11 +41,56 @@ struct Grant {
   Ps wait;
 };
 
+/// The figures of one resource over a window [from, to].
+struct ResourceStats {
+  double elapsed_ps = 0;       ///< window length
+  std::uint64_t arrivals = 0;  ///< items that arrived in the window
+  double utilisation = 0;      ///< busy time / elapsed (Resource); fraction of time non-empty (Occupancy)
+  double wait_mean_ps = 0;     ///< mean queueing delay before service (Occupancy: time in the queue)
+  double wait_p99_ps = 0;
+  double wait_max_ps = 0;
+  // Little's law, each side computed on its own:
+  double l_time_average = 0;   ///< time-average number in the system (area under n(t) / elapsed)
+  double lambda_per_ps = 0;    ///< arrivals / elapsed
+  double w_mean_ps = 0;        ///< mean time in the system (wait + service) of the items that left
+  bool little_exact = true;    ///< false when requests came out of time order (see the file comment)
+};
+
+/// Time-average bookkeeping of the number of items in a system (the area under n(t)).
+class Area {
+ public:
+  /// Moves the clock to `now` (>= the last time), adding n * elapsed. Returns false if `now` is
+  /// earlier than the last time (nothing is added then).
+  bool advance(Ps now) noexcept {
+    if (now < last_) return false;
+    area_ += static_cast<double>(n_) * static_cast<double>((now - last_).v);
+    if (n_ > 0) nonempty_ += (now - last_).v;
+    last_ = now;
+    return true;
+  }
+  void add(std::int64_t dn) noexcept { n_ += dn; }
+  void reset(Ps now) noexcept {
+    advance(now);
+    area_ = 0;
+    nonempty_ = 0;
+  }
+  double area() const noexcept { return area_; }
+  std::int64_t nonempty_ps() const noexcept { return nonempty_; }
+  std::int64_t in_system() const noexcept { return n_; }
+  Ps last() const noexcept { return last_; }
+
+ private:
+  Ps last_{};
+  std::int64_t n_ = 0;
+  double area_ = 0;
+  std::int64_t nonempty_ = 0;
+};
+
 class Resource {
  public:
   explicit Resource(std::string name = {}) : name_(std::move(name)) {}
 
-  /// Queues `duration` of work arriving at `now`. O(1).
+  /// Queues `duration` of work arriving at `now`. O(1) amortised.
   Grant request(Ps now, Ps duration) {
     if (duration.v < 0) negative_duration();
     const Ps start = busy_until_ > now ? busy_until_ : now;
@@ -40,7 +102,28 @@ class Resource {
     total_wait_ += wait;
     if (wait > max_wait_) max_wait_ = wait;
     busy_time_ += duration;
+    waits_.record(wait);
+    sojourn_ += (end - now).v;
+    track(now, end);
     return Grant{start, end, wait};
+  }
+
+  /// Records work whose service times the caller decided: arrived at `arrival`, served in
+  /// [start, end) (start >= arrival, start >= the previous end: one at a time). For servers whose
+  /// start is set by something else than this queue (a vCPU takes an interrupt when its interrupt
+  /// window opens). Calls must come in arrival order.
+  void record(Ps arrival, Ps start, Ps end) {
+    if (end < start || start < arrival) negative_duration();
+    if (end > busy_until_) busy_until_ = end;
+    const Ps wait = start - arrival;
+    ++requests_;
+    if (wait.v > 0) ++waited_;
+    total_wait_ += wait;
+    if (wait > max_wait_) max_wait_ = wait;
+    busy_time_ += end - start;
+    waits_.record(wait);
+    sojourn_ += (end - arrival).v;
+    track(arrival, end);
   }
 
   /// When the resource becomes free (all accepted work done).
@@ -49,7 +132,7 @@ class Resource {
   bool idle_at(Ps t) const noexcept { return busy_until_ <= t; }
 
   const std::string& name() const noexcept { return name_; }
-  /// Requests served.
+  /// Requests served (since the last reset).
   std::uint64_t requests() const noexcept { return requests_; }
   /// Requests that had to wait (wait > 0).
   std::uint64_t waited() const noexcept { return waited_; }
@@ -58,14 +141,21 @@ class Resource {
   Ps max_wait() const noexcept { return max_wait_; }
   /// Sum of the durations served (busy time).
   Ps busy_time() const noexcept { return busy_time_; }
+  /// The queueing delays, in ps.
+  const Histogram& waits() const noexcept { return waits_; }
   /// busy_time / elapsed, in [0, 1] when elapsed covers the run (0 if elapsed <= 0).
   double utilization(Ps elapsed) const noexcept {
     return elapsed.v > 0 ? static_cast<double>(busy_time_.v) / static_cast<double>(elapsed.v) : 0.0;
   }
-  /// Forgets the counters (not busy_until): e.g. after a warm-up phase.
-  void reset_stats() noexcept;
+  /// Forgets the counters (not busy_until): e.g. after a warm-up phase. Without `now` the window
+  /// starts at the last arrival.
+  void reset_stats() noexcept { reset_stats(area_.last()); }
+  void reset_stats(Ps now) noexcept;
+  /// The window [last reset, now] (now >= every arrival).
+  ResourceStats stats(Ps now) const;
 
  private:
+  void track(Ps now, Ps end);
   [[noreturn]] static void negative_duration();
   std::string name_;
   Ps busy_until_{};
@@ -74,6 +164,53 @@ class Resource {
   Ps total_wait_{};
   Ps max_wait_{};
   Ps busy_time_{};
+  Histogram waits_;
+  // Little's law: end times of the items still in the system (FIFO: non-decreasing), the area.
+  std::deque<Ps> ends_;
+  Area area_;
+  Ps window_start_{};
+  double sojourn_ = 0;
+  bool exact_ = true;
+};
+
+/// A queue whose items are taken by someone else (see the file comment).
+class Occupancy {
+ public:
+  explicit Occupancy(std::string name = {}) : name_(std::move(name)) {}
+
+  void enter(Ps now) noexcept {
+    area_.advance(now);
+    area_.add(1);
+    ++arrivals_;
+  }
+  /// An item that entered at `entered` leaves at `now` (>= entered). Items that entered before the
+  /// window count towards the area, not towards the waits.
+  void leave(Ps now, Ps entered) {
+    area_.advance(now);
+    area_.add(-1);
+    if (entered >= window_start_) {
+      waits_.record(now - entered);
+      sojourn_ += static_cast<double>((now - entered).v);
+      ++departures_;
+    }
+  }
+  /// An item that leaves without being served (withdrawn); counted in the area only.
+  void withdraw(Ps now) noexcept {
+    area_.advance(now);
+    area_.add(-1);
+  }
+  std::int64_t size() const noexcept { return area_.in_system(); }
+  const std::string& name() const noexcept { return name_; }
+  void reset_stats(Ps now) noexcept;
+  ResourceStats stats(Ps now) const;
+
+ private:
+  std::string name_;
+  Area area_;
+  Ps window_start_{};
+  std::uint64_t arrivals_ = 0, departures_ = 0;
+  double sojourn_ = 0;
+  Histogram waits_;
 };
 
 }  // namespace ipilab::sim

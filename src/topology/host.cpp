@@ -77,6 +77,22 @@ void Host::finalize() {
   }
   if (gic_common_lpi_aff && (*gic_common_lpi_aff < 0 || *gic_common_lpi_aff > 3))
     bad("gic common_lpi_aff must be 0..3");
+  if (gic_socket_aff != 2 && gic_socket_aff != 3) bad("gic socket_aff must be 2 or 3");
+  // Positions used by the GIC affinity layout.
+  node_index_in_socket_.assign(static_cast<std::size_t>(nodes), 0);
+  {
+    std::vector<int> seen(static_cast<std::size_t>(sockets), 0);
+    for (int n = 0; n < nodes; ++n) node_index_in_socket_[static_cast<std::size_t>(n)] = seen[static_cast<std::size_t>(node_socket_[static_cast<std::size_t>(n)])]++;
+  }
+  pos_in_node_.assign(cpus.size(), 0);
+  pos_in_socket_.assign(cpus.size(), 0);
+  {
+    std::vector<int> in_node(static_cast<std::size_t>(nodes), 0), in_socket(static_cast<std::size_t>(sockets), 0);
+    for (std::size_t i = 0; i < cpus.size(); ++i) {
+      pos_in_node_[i] = in_node[static_cast<std::size_t>(cpus[i].node)]++;
+      pos_in_socket_[i] = in_socket[static_cast<std::size_t>(cpus[i].socket)]++;
+    }
+  }
   if (base_ghz < 0) bad("base_ghz is negative");
 }
 
@@ -126,6 +142,52 @@ double Host::c2c_ns(int from_cpu, int to_cpu) const {
   const Cpu& b = cpu(to_cpu);
   if (latency.smt_ns && a.core == b.core) return *latency.smt_ns;
   return latency.node_ns[static_cast<std::size_t>(a.node)][static_cast<std::size_t>(b.node)];
+}
+
+double Host::hop_ns(int from_node, int to_node) const {
+  if (from_node == to_node) return 0.0;
+  const double extra = node_latency_ns(from_node, to_node) - node_latency_ns(from_node, from_node);
+  return extra > 0 ? extra / 2.0 : 0.0;
+}
+
+std::uint32_t Host::gic_affinity(int cpu_id) const {
+  const int i = index_of_id_.at(static_cast<std::size_t>(cpu_id));
+  const Cpu& c = cpus.at(static_cast<std::size_t>(i));
+  if (gic_socket_aff == 3) {
+    const int p = pos_in_node_[static_cast<std::size_t>(i)];
+    return (static_cast<std::uint32_t>(c.socket & 0xFF) << 24) |
+           (static_cast<std::uint32_t>(node_index_in_socket_[static_cast<std::size_t>(c.node)] & 0xFF) << 16) |
+           (static_cast<std::uint32_t>((p / 16) & 0xFF) << 8) | static_cast<std::uint32_t>(p % 16);
+  }
+  const int p = pos_in_socket_[static_cast<std::size_t>(i)];
+  return (static_cast<std::uint32_t>(c.socket & 0xFF) << 16) | (static_cast<std::uint32_t>((p / 16) & 0xFF) << 8) |
+         static_cast<std::uint32_t>(p % 16);
+}
+
+std::uint32_t Host::its_affinity(int index) const {
+  const Its& t = its.at(static_cast<std::size_t>(index));
+  if (gic_socket_aff == 3)
+    return (static_cast<std::uint32_t>(t.socket & 0xFF) << 24) |
+           (static_cast<std::uint32_t>(node_index_in_socket_.at(static_cast<std::size_t>(t.node)) & 0xFF) << 16);
+  return static_cast<std::uint32_t>(t.socket & 0xFF) << 16;
+}
+
+std::string Host::gic_unrepresentable() const {
+  for (std::size_t i = 0; i < cpus.size(); ++i)
+    if (cpus[i].id != static_cast<int>(i))
+      return fmt::format("CPU ids must be 0..{} without holes (a redistributor per CPU number); CPU {} is missing",
+                         cpus.size() - 1, i);
+  if (sockets > 256) return fmt::format("{} sockets do not fit one 8-bit affinity level", sockets);
+  for (std::size_t i = 0; i < cpus.size(); ++i) {
+    const int p = gic_socket_aff == 3 ? pos_in_node_[i] : pos_in_socket_[i];
+    if (p / 16 > 255)
+      return fmt::format("CPU {} is in cluster {} of its {}: Aff1 holds 256 clusters of 16", cpus[i].id, p / 16,
+                         gic_socket_aff == 3 ? "NUMA node" : "socket");
+  }
+  if (gic_socket_aff == 3)
+    for (int n : node_index_in_socket_)
+      if (n > 255) return "more than 256 NUMA nodes in one socket do not fit Aff2";
+  return {};
 }
 
 std::vector<int> Host::its_on_socket(int socket) const {

@@ -11,6 +11,23 @@
 // measured, else smt_ns for SMT siblings (if set), else the node-to-node matrix entry
 // [node(a)][node(b)] (asymmetric allowed; the diagonal is "same node, different core").
 //
+// Interconnect: hop_ns(a, b) is what a posted message (an MMIO write, an ITS -> redistributor
+// message, an interrupt notification) from NUMA node a to node b costs beyond one that stays in node
+// a: half of c2c's extra, (node_ns[a][b] - node_ns[a][a]) / 2, because a cache-line transfer (what
+// the matrix holds) is a request and a data response, two traversals, while a posted write is one.
+// This is a modelling assumption; seed 003 checks it: a remote ITS is two crossings of (150 - 50) / 2
+// = 50 ns on the kunpeng920-2s matrix, the +100 ns the seed measured.
+//
+// GIC (Arm hosts with [[host.its]] or [host.gic]): every CPU has a redistributor whose index is the
+// CPU number (so CPU ids must be 0..N-1), and an MPIDR affinity built from the layout:
+//   gic_socket_aff = 3 (default): Aff3 = socket, Aff2 = NUMA node within the socket, Aff1 = cluster
+//                    of 16 CPUs within the node, Aff0 = position in the cluster;
+//   gic_socket_aff = 2:           Aff3 = 0, Aff2 = socket, Aff1 = cluster of 16 within the socket,
+//                    Aff0 = position in the cluster.
+// An ITS's GITS_MPIDR holds Aff3.Aff2.Aff1 of its socket and node (cluster 0). CommonLPIAff then
+// decides which redistributors share a vPE table: 0 all, 1 the same Aff3, 2 the same Aff3.Aff2,
+// 3 the same Aff3.Aff2.Aff1 (GICv4.1 spec, GICR_TYPER.CommonLPIAff; Linux compute_common_aff).
+//
 // Text form: see topology/host_toml.h and profiles/README.md ("Hosts").
 #pragma once
 
@@ -75,6 +92,12 @@ class Host {
   /// GICR_TYPER.CommonLPIAff of the redistributors, if the host has a GIC and it is known
   /// (0 = all redistributors share one vPE table; gicv41-vsgi.md section 1.4).
   std::optional<int> gic_common_lpi_aff;
+  /// The MPIDR affinity level that numbers sockets (3 or 2), see the file comment.
+  int gic_socket_aff = 3;
+  /// Where the host was read from ("profiles/hosts/x.toml", a path), and "FILE:LINE:COL: host.its"
+  /// of its GIC description, for messages ("" when unknown).
+  std::string file;
+  std::string gic_place;
 
   /// Checks internal consistency and builds the lookup tables; the parsers call it. Throws
   /// InputError(place = name, reason) on an inconsistent host (a node in two sockets, a latency
@@ -101,6 +124,20 @@ class Host {
   /// Node-to-node entry, ns.
   double node_latency_ns(int from_node, int to_node) const;
 
+  /// Extra latency of one posted message from NUMA node a to node b (see the file comment), ns.
+  double hop_ns(int from_node, int to_node) const;
+
+  /// True when the host has an Arm GIC ([[host.its]] or [host.gic]).
+  bool has_gic() const noexcept { return !its.empty() || gic_common_lpi_aff.has_value(); }
+  /// MPIDR affinity (Aff3 in [31:24] ... Aff0 in [7:0]) of CPU `id` / GITS_MPIDR affinity of ITS
+  /// `index` (firmware order), per the layout in the file comment. Only for has_gic() hosts.
+  std::uint32_t gic_affinity(int cpu_id) const;
+  std::uint32_t its_affinity(int its_index) const;
+  /// Why this host's GIC cannot be represented ("" if it can): CPU ids with holes, more than 256
+  /// sockets / nodes per socket / clusters at one affinity level. The Arm mechanisms check it (an
+  /// x86 workload on such a host does not need the GIC).
+  std::string gic_unrepresentable() const;
+
   /// Indexes into `its` (firmware order) of the ITSs on a socket / a node.
   std::vector<int> its_on_socket(int socket) const;
   std::vector<int> its_on_node(int node) const;
@@ -112,13 +149,16 @@ class Host {
     return a.name == b.name && a.description == b.description && a.cpu_model == b.cpu_model &&
            a.base_ghz == b.base_ghz && a.source == b.source && a.cpus == b.cpus && a.sockets == b.sockets &&
            a.nodes == b.nodes && a.latency == b.latency && a.its == b.its &&
-           a.gic_common_lpi_aff == b.gic_common_lpi_aff;
+           a.gic_common_lpi_aff == b.gic_common_lpi_aff && a.gic_socket_aff == b.gic_socket_aff;
   }
 
  private:
   std::vector<int> index_of_id_;   // id -> index into cpus, -1 for holes
   std::vector<int> node_socket_;   // node -> socket
   std::unordered_map<std::uint64_t, double> pair_ns_;
+  std::vector<int> node_index_in_socket_;  // node -> its index among its socket's nodes
+  std::vector<int> pos_in_node_;           // cpu index -> position among its node's CPUs (by id)
+  std::vector<int> pos_in_socket_;         // cpu index -> position among its socket's CPUs (by id)
 };
 
 }  // namespace ipilab::topology

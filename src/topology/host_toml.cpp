@@ -218,14 +218,17 @@ Host parse_host(const toml::table& t, std::string_view file, std::string_view ke
   if (const toml::table* gic = r.opt_table("gic")) {
     TableReader gr(*gic, std::string(file), r.key_path("gic"));
     if (auto a = gr.opt_int("common_lpi_aff", 0, 3)) h.gic_common_lpi_aff = static_cast<int>(*a);
+    if (auto a = gr.opt_int("socket_aff", 2, 3)) h.gic_socket_aff = static_cast<int>(*a);
     gr.finish();
   }
   r.finish();
+  h.file = std::string(file);
   try {
     h.finalize();
   } catch (const InputError& e) {
     throw InputError(toml_read::place(file, t.source(), std::string(key)), e.reason());
   }
+  if (h.has_gic()) h.gic_place = r.place(h.its.empty() ? "gic" : "its");
   return h;
 }
 
@@ -272,7 +275,11 @@ std::string to_toml(const Host& h) {
     o += fmt::format("\n[[host.its]]\nsocket = {}\nnode = {}\n", t.socket, t.node);
     if (!t.name.empty()) o += fmt::format("name = {}\n", quote(t.name));
   }
-  if (h.gic_common_lpi_aff) o += fmt::format("\n[host.gic]\ncommon_lpi_aff = {}\n", *h.gic_common_lpi_aff);
+  if (h.gic_common_lpi_aff || h.gic_socket_aff != 3) {
+    o += "\n[host.gic]\n";
+    if (h.gic_common_lpi_aff) o += fmt::format("common_lpi_aff = {}\n", *h.gic_common_lpi_aff);
+    if (h.gic_socket_aff != 3) o += fmt::format("socket_aff = {}\n", h.gic_socket_aff);
+  }
   return o;
 }
 
@@ -298,7 +305,7 @@ nlohmann::json to_json(const Host& h) {
   auto& its = j["its"] = nlohmann::json::array();
   for (std::size_t i = 0; i < h.its.size(); ++i)
     its.push_back({{"index", i}, {"socket", h.its[i].socket}, {"node", h.its[i].node}, {"name", h.its[i].name}});
-  if (h.gic_common_lpi_aff) j["gic"] = {{"common_lpi_aff", *h.gic_common_lpi_aff}};
+  if (h.gic_common_lpi_aff) j["gic"] = {{"common_lpi_aff", *h.gic_common_lpi_aff}, {"socket_aff", h.gic_socket_aff}};
   return j;
 }
 
@@ -327,7 +334,8 @@ std::string summary(const Host& h) {
       o += fmt::format("    #{}  socket {}  node {}{}\n", i, h.its[i].socket, h.its[i].node,
                        h.its[i].name.empty() ? "" : "  " + h.its[i].name);
   }
-  if (h.gic_common_lpi_aff) o += fmt::format("  GICR_TYPER.CommonLPIAff = {}\n", *h.gic_common_lpi_aff);
+  if (h.gic_common_lpi_aff)
+    o += fmt::format("  GICR_TYPER.CommonLPIAff = {}, sockets numbered at Aff{}\n", *h.gic_common_lpi_aff, h.gic_socket_aff);
   o += "  one-way cache-line latency, ns (row = from node, column = to node):\n        ";
   for (int b = 0; b < h.nodes; ++b) o += fmt::format("{:>7}", fmt::format("n{}", b));
   o += "\n";

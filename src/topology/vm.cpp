@@ -12,6 +12,15 @@ namespace ipilab::topology {
 
 using toml_read::TableReader;
 
+std::string_view vcpu_state_name(VcpuState s) {
+  switch (s) {
+    case VcpuState::Running: return "running";
+    case VcpuState::Halted: return "halted";
+    case VcpuState::Polling: return "polling";
+  }
+  return "?";
+}
+
 int Vm::cpu_of_vp_index(std::uint32_t vp) const noexcept {
   for (const Vcpu& v : vcpus)
     if (v.vp_index == vp) return v.cpu;
@@ -49,7 +58,8 @@ std::string all_cpus(const Host& host) {
 VcpuState parse_state(TableReader& r, std::string_view key, const std::string& s) {
   if (s == "running") return VcpuState::Running;
   if (s == "halted") return VcpuState::Halted;
-  r.fail(key, fmt::format("'{}' is not a vCPU state; use \"running\" or \"halted\"", s));
+  if (s == "polling") return VcpuState::Polling;
+  r.fail(key, fmt::format("'{}' is not a vCPU state; use \"running\", \"halted\" or \"polling\"", s));
 }
 
 }  // namespace
@@ -113,10 +123,19 @@ Vm parse_vm(const toml::table& t, const Host& host, std::string_view file, std::
   for (int i = 0; i < n; ++i)
     vm.vcpus.push_back(Vcpu{i, pins[static_cast<std::size_t>(i)], static_cast<std::uint32_t>(i), initial});
 
-  if (const toml::array* halted = r.opt_array("halted")) {
-    for (std::size_t i = 0; i < halted->size(); ++i) {
-      const auto c = toml_read::node_int(*halted->get(i), file, fmt::format("{}[{}]", r.key_path("halted"), i), 0, n - 1);
-      vm.vcpus[static_cast<std::size_t>(c)].initial_state = VcpuState::Halted;
+  std::vector<bool> listed(static_cast<std::size_t>(n), false);
+  for (const auto& [list_key, state] : {std::pair<const char*, VcpuState>{"halted", VcpuState::Halted},
+                                        std::pair<const char*, VcpuState>{"polling", VcpuState::Polling}}) {
+    const toml::array* arr = r.opt_array(list_key);
+    if (!arr) continue;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      const std::string k = fmt::format("{}[{}]", r.key_path(list_key), i);
+      const auto c = toml_read::node_int(*arr->get(i), file, k, 0, n - 1);
+      if (listed[static_cast<std::size_t>(c)])
+        throw InputError(toml_read::place(file, arr->get(i)->source(), k),
+                         fmt::format("vCPU {} is listed in both vm.halted and vm.polling (or twice)", c));
+      listed[static_cast<std::size_t>(c)] = true;
+      vm.vcpus[static_cast<std::size_t>(c)].initial_state = state;
     }
   }
   if (const toml::table* vp = r.opt_table("vp_index")) {

@@ -4,8 +4,14 @@
 // is the Hyper-V virtual processor index the guest must use in hypercalls (TLFS; Linux keeps it in
 // hv_vp_index[cpu]); identity by default, overridable per CPU to model hosts where they differ
 // (seed 000's "CPU below 64 with VP index >= 64" case). nr_cpus is the guest kernel's CONFIG_NR_CPUS,
-// which sizes every cpumask the guest walks (8192 on distribution kernels). A vCPU starts running
-// (spinning in the guest) or halted (in HLT/WFI; woken by the interrupt, paying halt wake-up).
+// which sizes every cpumask the guest walks (8192 on distribution kernels). Each vCPU has a state:
+// what it does when it has nothing to run (the simulator's idle state, workload/vm_run.h):
+//   running  spinning in guest code (micro-bench's cpu_relax loop): an interrupt is injected
+//   halted   idle in HLT/WFI: an interrupt wakes it (vcpu.halt_wakeup), then it halts again
+//   polling  idle polling with TIF_POLLING_NRFLAG (guest idle=poll / the polling phase of
+//            haltpoll): running guest code, and a sender may skip its IPI (set_nr_if_polling)
+// This is the one description of a VM: the models' own views (x86::X86Vm, hv::GuestConfig, the
+// GIC's vPE map) are built from it by the mechanisms (src/workload/mechanisms/).
 //
 // TOML form, the [vm] table (profiles/README.md, "VMs"):
 //   [vm]
@@ -15,8 +21,9 @@
 //   pin = [32, 33, 34, 35]      # host CPU of each vCPU, or "socket:N" / "node:N" (the first vcpus
 //                               # CPUs of that socket/node by id), or "first" (default: the first
 //                               # vcpus CPUs of the host by id)
-//   state = "running"           # initial state of every vCPU: "running" (default) or "halted"
-//   halted = [1, 2]             # optional: these vCPUs start halted (others take `state`)
+//   state = "running"           # state of every vCPU: "running" (default), "halted" or "polling"
+//   halted = [1, 2]             # optional: these vCPUs are "halted" (others take `state`)
+//   polling = [3]               # optional: these vCPUs are "polling" (a vCPU in both is an error)
 //   vp_index = { 3 = 64 }       # optional overrides, guest CPU -> VP index (keys are CPU numbers)
 //
 // Errors (InputError, place "FILE:LINE:COLUMN: vm.key[i]"): a vCPU pinned to a host CPU that does
@@ -36,7 +43,8 @@
 
 namespace ipilab::topology {
 
-enum class VcpuState { Running, Halted };
+enum class VcpuState { Running, Halted, Polling };
+std::string_view vcpu_state_name(VcpuState s);
 
 struct Vcpu {
   int cpu = 0;                  ///< guest CPU number (= index in Vm::vcpus)

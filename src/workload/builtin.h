@@ -9,5 +9,7 @@ WorkloadInfo describe_smp_call_function_single();  // smp_call_function_single.c
 WorkloadInfo describe_ipi_hw();                    // ipi_hw.cpp
 WorkloadInfo describe_multicast();                 // multicast.cpp
 WorkloadInfo describe_kick();                      // kick.cpp
+WorkloadInfo describe_storm();                     // storm.cpp
+WorkloadInfo describe_wakeup();                    // wakeup.cpp
 
 }  // namespace ipilab::workload

@@ -1,60 +1,80 @@
 // kick (x86): a PV spinlock unlock waking the halted waiter — Hyper-V's hv_qlock_kick sends
 // X86_PLATFORM_IPI_VECTOR (0xF7) with apic->send_IPI(cpu) (arch/x86/hyperv/hv_spinlock.c), which is
 // __send_ipi_one on an enlightened guest (seed 000: "send_ipi_one() is important for PV spinlock
-// kick"). The target sits in HLT; the metric is the wake latency: send start -> the target's first
-// handler instruction. The sender does not wait; the next kick comes once the target halted again.
+// kick"). The target idles in HLT; the metric is the wake latency: send start -> the target's first
+// handler instruction. The sender does not wait for the handler; like pv_kick_node, which kicks only a
+// waiter in vcpu_halted state, it kicks again once the target is back in HLT, after a think time.
+#include <fmt/format.h>
+
+#include "common/error.h"
 #include "workload/builtin.h"
-#include "workload/loop.h"
+#include "workload/run_common.h"
 
 namespace ipilab::workload {
 namespace {
 
-std::vector<ParamInfo> params() {
-  std::vector<ParamInfo> p = x86_send_params();
-  p.push_back({"sender", "int", "0", "guest CPU that releases the lock and kicks"});
-  p.push_back({"target", "int", "1", "halted guest CPU that is kicked"});
-  p.push_back({"vector", "int", "247 (0xF7)", "IPI vector (X86_PLATFORM_IPI_VECTOR)"});
-  p.push_back({"think_ns", "float", "1000", "sender idle time between kicks, ns"});
-  p.push_back({"unit", "string", "\"cycles\"", "unit of the figures: cycles (profile clock) or ns"});
-  return p;
-}
+using namespace cost::keys;
+constexpr std::string_view kUnits[] = {"cycles", "ns"};
+const IntParam kSender{"sender", 0, 0, 65535, "guest CPU that releases the lock and kicks"};
+const IntParam kTarget{"target", 1, 0, 65535, "halted guest CPU that is kicked (vm.halted must list it)"};
+const IntParam kVector{"vector", 0xF7, 0, 255, "IPI vector (X86_PLATFORM_IPI_VECTOR)", "247 (0xF7)"};
+const FloatParam kThink{"think_ns", 1000, 0, 1e9, "sender idle time between kicks, ns"};
+const ChoiceParam kUnit{"unit", "cycles", kUnits, "unit of the figures: cycles (profile clock) or ns"};
+constexpr std::string_view kDefaultMechanism = "hyperv";
+
+std::vector<ParamInfo> params() { return {info(kSender), info(kTarget), info(kVector), info(kThink), info(kUnit)}; }
 
 class Kick final : public Workload {
  public:
   RunResult run(const RunSpec& spec) const override {
-    spec.params.reject_unknown(params());
     const int n = spec.vm.size();
-    LoopSpec loop;
-    loop.sender = static_cast<unsigned>(spec.params.get_int("sender", 0, 0, n - 1));
-    loop.targets = {static_cast<unsigned>(spec.params.get_int("target", 1, 0, n - 1))};
-    const auto vector = static_cast<std::uint32_t>(spec.params.get_int("vector", 0xF7, 0, 0xFFFF));
-    loop.think_time = sim::from_ns(spec.params.get_float("think_ns", 1000, 0, 1e9));
-    loop.unit = spec.params.get_choice("unit", "cycles", {"cycles", "ns"});
-    loop.main_metric = "wake_latency";
-    loop.main_description = "kick start on the sender -> first handler instruction on the halted target";
-    loop.wait_for_ack = false;
+    const auto sender = static_cast<unsigned>(spec.params.get(kSender, kSender.def, n - 1));
+    const auto target = static_cast<unsigned>(spec.params.get(kTarget, kTarget.def, n - 1));
+    if (target == sender) throw InputError(spec.params.place("target"), fmt::format("target CPU {} is the sender", target));
+    if (spec.vm.vcpus[target].initial_state != topology::VcpuState::Halted)
+      throw InputError(spec.params.place("target"),
+                       fmt::format("the kicked vCPU {} must idle in HLT (list it in vm.halted): a PV spinlock waiter "
+                                   "halts in pv_wait",
+                                   target));
+    const std::string unit = spec.params.get(kUnit);
+    Bound b(spec, kDefaultMechanism);
+    require_arch(spec, b, Arch::X86, "kick");
 
-    sim::Breakdown bd;
-    Pricer pr(spec.profile, bd);
-    auto path = make_x86_send_path(spec.params, spec.vm);
-    loop.plan = path->plan(pr, loop.sender, loop.targets, Addressing::One, vector);
-    loop.handler_reads_sender_line = false;
-    loop.handler_before_ack = target_steps(pr, {{"target", "interrupt entry", "guest.irq_entry"}});
-    loop.handler_after_ack = interrupt_tail(pr);
-    loop.back_to_idle = target_steps(pr, {{"target", "lock still contended: HLT exit, vCPU blocks", "vcpu.halt_exit"}});
-    loop.stray_handler = stray_handler(pr);
-    auto settings = path->settings();
+    RunConfig cfg;
+    cfg.spec = &spec;
+    cfg.mechanism = b.mechanism.get();
+    cfg.warmup = spec.warmup;
+    cfg.iterations = spec.iterations;
+    cfg.ipi_bodies = {HandlerBody{}};
+    cfg.delivery_tags = 1;
+    cfg.programs.resize(static_cast<std::size_t>(n));
+    cfg.programs[sender] = std::make_unique<LoopProgram>(
+        std::vector<unsigned>{target},
+        std::vector<Op>{Op::mark(), Op::ipi({}, static_cast<std::uint32_t>(spec.params.get(kVector)), 0, false, 0),
+                        Op::wait_idle(static_cast<int>(target)), Op::compute(sim::from_ns(spec.params.get(kThink)))});
+    RunOutput out = run_vm(cfg, b.pricer);
+
+    const double ppu = ps_per_unit(spec, unit);
+    std::vector<Metric> m;
+    m.push_back(make_metric("wake_latency", unit, "kick start on the sender -> first handler instruction on the halted target",
+                            std::move(out.delivery_by_tag[0]), ppu));
+    m.push_back(make_metric("send_cost", unit, "time inside the send hook on the sender (apic->send_IPI entry to return)",
+                            std::move(out.send_cost), ppu));
+    auto settings = b.mechanism->settings();
     settings.emplace_back("target idle", "HLT (kicked)");
-    return run_loop(spec, loop, bd, std::move(settings));
+    return assemble(spec, b, std::move(out), std::move(m), std::move(settings), spec.iterations);
   }
 };
 
 }  // namespace
 
 WorkloadInfo describe_kick() {
-  return {"kick",
-          "x86 PV spinlock kick: one IPI to a halted vCPU (hv_qlock_kick -> send_IPI); main metric: wake latency",
-          params(), [] { return std::make_unique<Kick>(); }};
+  WorkloadInfo w{"kick",
+                 "x86 PV spinlock kick: one IPI to a halted vCPU (hv_qlock_kick -> send_IPI); main metric: wake latency",
+                 with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<Kick>(); }};
+  w.validate = validator("kick", params(), std::string(kDefaultMechanism), Arch::X86);
+  w.default_mechanism = std::string(kDefaultMechanism);
+  return w;
 }
 
 }  // namespace ipilab::workload

@@ -1,74 +1,99 @@
 // multicast (x86): one sender interrupts N targets and waits for all of them, as
 // smp_call_function_many(mask, func, info, wait=1) does for a TLB shootdown (flush_tlb_func on each
 // target): queue one CSD per target (guest.csd_queue each), send one IPI to the mask through the
-// chosen mechanism's send_IPI_mask (Hyper-V: HvCallSendSyntheticClusterIpi if every VP < 64, else the
-// Ex call with a sparse vpset; x2APIC physical: one ICR write per target; cluster: one per cluster of
-// 16; KVM PV: one hypercall per 128-APIC-ID window), then csd_lock_wait on every target.
+// mechanism's send_IPI_mask (Hyper-V: HvCallSendSyntheticClusterIpi if every VP < 64, else the Ex
+// call with a sparse vpset; x2APIC physical: one ICR write per target; cluster: one per cluster of 16;
+// KVM PV: one hypercall per 128-APIC-ID window), then csd_lock_wait on every target.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
 #include "workload/builtin.h"
-#include "workload/loop.h"
+#include "workload/run_common.h"
 
 namespace ipilab::workload {
 namespace {
 
+using namespace cost::keys;
+constexpr std::string_view kUnits[] = {"cycles", "ns"};
+constexpr std::string_view kAddressing[] = {"mask", "allbutself"};
+constexpr std::string_view kHandlers[] = {"tlb_flush", "callback"};
+const IntParam kSender{"sender", 0, 0, 65535, "guest CPU that sends"};
+const IntParam kTargets{"targets", 0, 1, 65535, "number of targets: guest CPUs sender+1, sender+2, ... (wrapping)",
+                        "every other vCPU"};
+const ChoiceParam kAddr{"addressing", "mask", kAddressing, "apic->send_IPI_mask or send_IPI_mask_allbutself"};
+const IntParam kVector{"vector", 0xFC, 0, 255, "IPI vector (CALL_FUNCTION_VECTOR)", "252 (0xFC)"};
+const ChoiceParam kHandler{"handler", "tlb_flush", kHandlers,
+                           "target work: tlb_flush (guest.tlb_flush_handler) or callback (guest.callback)"};
+const ChoiceParam kUnit{"unit", "cycles", kUnits, "unit of the figures: cycles (profile clock) or ns"};
+constexpr std::string_view kDefaultMechanism = "hyperv";
+
 std::vector<ParamInfo> params() {
-  std::vector<ParamInfo> p = x86_send_params();
-  p.push_back({"sender", "int", "0", "guest CPU that sends"});
-  p.push_back({"targets", "int", "every other vCPU", "number of targets: guest CPUs sender+1, sender+2, ... (wrapping)"});
-  p.push_back({"addressing", "string", "\"mask\"", "mask (apic->send_IPI_mask) or allbutself (send_IPI_mask_allbutself)"});
-  p.push_back({"vector", "int", "252 (0xFC)", "IPI vector (CALL_FUNCTION_VECTOR)"});
-  p.push_back({"handler", "string", "\"tlb_flush\"", "target work: tlb_flush (guest.tlb_flush_handler) or callback (guest.callback)"});
-  p.push_back({"unit", "string", "\"cycles\"", "unit of the figures: cycles (profile clock) or ns"});
-  return p;
+  return {info(kSender), info(kTargets), info(kAddr), info(kVector), info(kHandler), info(kUnit)};
 }
 
 class Multicast final : public Workload {
  public:
   RunResult run(const RunSpec& spec) const override {
-    spec.params.reject_unknown(params());
     const int n = spec.vm.size();
-    LoopSpec loop;
-    loop.sender = static_cast<unsigned>(spec.params.get_int("sender", 0, 0, n - 1));
-    const auto count = spec.params.get_int("targets", n - 1, 1, n - 1);
-    for (std::int64_t i = 1; i <= count; ++i) loop.targets.push_back(static_cast<unsigned>((loop.sender + i) % n));
-    const std::string addressing = spec.params.get_choice("addressing", "mask", {"mask", "allbutself"});
-    const auto vector = static_cast<std::uint32_t>(spec.params.get_int("vector", 0xFC, 0, 0xFFFF));
-    const std::string handler = spec.params.get_choice("handler", "tlb_flush", {"tlb_flush", "callback"});
-    loop.unit = spec.params.get_choice("unit", "cycles", {"cycles", "ns"});
-    loop.main_metric = "completion";
-    loop.main_description = "smp_call_function_many(wait=1): from queueing the first CSD until every target released its CSD";
+    const auto sender = static_cast<unsigned>(spec.params.get(kSender, kSender.def, n - 1));
+    if (n < 2) throw InputError(spec.params.place("targets"), "multicast needs a VM of at least 2 vCPUs");
+    const auto count = spec.params.get(kTargets, n - 1, n - 1);
+    std::vector<unsigned> targets;
+    for (std::int64_t i = 1; i <= count; ++i) targets.push_back(static_cast<unsigned>((sender + i) % n));
+    std::sort(targets.begin(), targets.end());
+    const std::string addressing = spec.params.get(kAddr);
+    const std::string handler = spec.params.get(kHandler);
+    const std::string unit = spec.params.get(kUnit);
+    Bound b(spec, kDefaultMechanism);
+    require_arch(spec, b, Arch::X86, "multicast");
 
-    sim::Breakdown bd;
-    Pricer pr(spec.profile, bd);
-    auto path = make_x86_send_path(spec.params, spec.vm);
-    loop.before_send = {pr.step("sender", "benchmark loop", "guest.bench_loop"),
-                        pr.step("sender", "queue one CSD per target", "guest.csd_queue", static_cast<std::uint32_t>(count))};
-    loop.plan = path->plan(pr, loop.sender, loop.targets,
-                           addressing == "mask" ? Addressing::Mask : Addressing::MaskAllButSelf, vector);
-    loop.handler_before_ack =
-        target_steps(pr, {{"target", "interrupt entry", "guest.irq_entry"},
-                          handler == "tlb_flush" ? std::array<std::string_view, 3>{"target", "flush_tlb_func", "guest.tlb_flush_handler"}
-                                                 : std::array<std::string_view, 3>{"target", "the called function", "guest.callback"},
-                          {"target", "csd_unlock", "guest.csd_unlock"}});
-    loop.handler_after_ack = interrupt_tail(pr);
-    loop.stray_handler = stray_handler(pr);
-    bool any_halted = false;
-    for (unsigned t : loop.targets) any_halted |= spec.vm.vcpus[t].initial_state == topology::VcpuState::Halted;
-    if (any_halted) loop.back_to_idle = target_steps(pr, {{"target", "idle: HLT exit, vCPU blocks", "vcpu.halt_exit"}});
-    else loop.wake_key.clear();
-    auto settings = path->settings();
+    RunConfig cfg;
+    cfg.spec = &spec;
+    cfg.mechanism = b.mechanism.get();
+    cfg.uses_calls = true;
+    cfg.call_single_vector = vector_of(Arch::X86, IpiKind::CallFunctionSingle, "");
+    cfg.warmup = spec.warmup;
+    cfg.iterations = spec.iterations;
+    cfg.compute_steps = {b.pricer.step("sender", "benchmark loop", guest_bench_loop)};
+    cfg.csd_functions = {{{handler == "tlb_flush" ? b.pricer.step("target", "flush_tlb_func", guest_tlb_flush_handler)
+                                                   : b.pricer.step("target", "the called function", guest_callback)},
+                          false}};
+    cfg.programs.resize(static_cast<std::size_t>(n));
+    cfg.programs[sender] = std::make_unique<LoopProgram>(
+        targets, std::vector<Op>{Op::mark(), Op::compute_step(0),
+                                 Op::call({}, static_cast<std::uint32_t>(spec.params.get(kVector)), 0, true,
+                                          addressing == "mask" ? Addressing::Mask : Addressing::MaskAllButSelf)});
+    RunOutput out = run_vm(cfg, b.pricer);
+
+    const double ppu = ps_per_unit(spec, unit);
+    std::vector<Metric> m;
+    m.push_back(make_metric("completion", unit,
+                            "smp_call_function_many(wait=1): from the loop's start until every target released its CSD",
+                            std::move(out.iteration), ppu));
+    m.push_back(make_metric("send_cost", unit, "time inside the send hook on the sender (apic->send_IPI_mask entry to return)",
+                            std::move(out.send_cost), ppu));
+    m.push_back(make_metric("delivery_latency", unit, "send start -> first handler instruction on the last target",
+                            std::move(out.delivery), ppu));
+    auto settings = b.mechanism->settings();
     settings.emplace_back("targets", std::to_string(count));
     settings.emplace_back("addressing", addressing);
-    return run_loop(spec, loop, bd, std::move(settings));
+    return assemble(spec, b, std::move(out), std::move(m), std::move(settings), spec.iterations);
   }
 };
 
 }  // namespace
 
 WorkloadInfo describe_multicast() {
-  return {"multicast",
-          "x86 one-to-many IPI (smp_call_function_many, e.g. a TLB shootdown): mask vs Ex vs native vs PV; main "
-          "metric: time until every target acknowledged",
-          params(), [] { return std::make_unique<Multicast>(); }};
+  WorkloadInfo w{"multicast",
+                 "x86 one-to-many IPI (smp_call_function_many, e.g. a TLB shootdown): mask vs Ex vs native vs PV; main "
+                 "metric: time until every target acknowledged",
+                 with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<Multicast>(); }};
+  w.cost_keys = {guest_bench_loop, guest_tlb_flush_handler, guest_callback};
+  w.validate = validator("multicast", params(), std::string(kDefaultMechanism), Arch::X86);
+  w.default_mechanism = std::string(kDefaultMechanism);
+  return w;
 }
 
 }  // namespace ipilab::workload

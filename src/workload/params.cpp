@@ -4,7 +4,7 @@
 
 #include "common/error.h"
 #include "topology/toml_read.h"
-#include "workload/workload.h"
+#include "workload/params.h"
 
 namespace ipilab::workload {
 
@@ -67,14 +67,44 @@ std::vector<std::int64_t> Params::get_int_list(std::string_view key, const std::
   return out;
 }
 
-void Params::reject_unknown(const std::vector<ParamInfo>& declared) const {
+ParamInfo info(const IntParam& p) {
+  return {std::string(p.name), "int", p.default_text.empty() ? std::to_string(p.def) : std::string(p.default_text),
+          std::string(p.description)};
+}
+ParamInfo info(const FloatParam& p) {
+  return {std::string(p.name), "float", p.default_text.empty() ? fmt::format("{:g}", p.def) : std::string(p.default_text),
+          std::string(p.description)};
+}
+ParamInfo info(const BoolParam& p) {
+  return {std::string(p.name), "bool", p.default_text.empty() ? std::string(p.def ? "true" : "false") : std::string(p.default_text),
+          std::string(p.description)};
+}
+ParamInfo info(const ChoiceParam& p) {
+  std::string d(p.description);
+  std::string list;
+  for (auto c : p.choices) list += (list.empty() ? "" : ", ") + std::string(c);
+  if (!list.empty()) d += " (one of: " + list + ")";
+  return {std::string(p.name), "string",
+          p.default_text.empty() ? fmt::format("\"{}\"", p.def) : std::string(p.default_text), d};
+}
+ParamInfo info(const IntListParam& p) {
+  return {std::string(p.name), "int list", std::string(p.default_text), std::string(p.description)};
+}
+
+std::string Params::get(const ChoiceParam& p) const { return get(p, p.def); }
+
+std::string Params::get(const ChoiceParam& p, std::string_view def) const {
+  return get_choice(p.name, def, std::vector<std::string_view>(p.choices.begin(), p.choices.end()));
+}
+
+void Params::reject_unknown(const std::vector<ParamInfo>& declared, std::string_view owner) const {
   for (const auto& [k, v] : table_) {
     const std::string_view key = k.str();
     const bool known = std::any_of(declared.begin(), declared.end(), [&](const ParamInfo& p) { return p.name == key; });
     if (known) continue;
     std::string list;
     for (const auto& p : declared) list += (list.empty() ? "" : ", ") + p.name;
-    throw InputError(place(key), fmt::format("unknown key (this workload accepts: {})", list));
+    throw InputError(place(key), fmt::format("unknown key ({} accepts: {})", owner, list));
   }
 }
 

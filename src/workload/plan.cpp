@@ -4,6 +4,32 @@
 
 namespace ipilab::workload {
 
+CounterId Counters::id(std::string_view name) {
+  const std::string key(name);
+  auto it = index_.find(key);
+  if (it != index_.end()) return it->second;
+  const auto id = static_cast<CounterId>(names_.size());
+  names_.push_back(key);
+  values_.push_back(0);
+  index_.emplace(key, id);
+  return id;
+}
+
+std::uint64_t Counters::value(std::string_view name) const {
+  auto it = index_.find(std::string(name));
+  return it == index_.end() ? 0 : values_[it->second];
+}
+
+std::map<std::string, std::uint64_t> Counters::to_map() const {
+  std::map<std::string, std::uint64_t> out;
+  for (std::size_t i = 0; i < names_.size(); ++i) out[names_[i]] += values_[i];
+  return out;
+}
+
+void Counters::reset() {
+  for (auto& v : values_) v = 0;
+}
+
 sim::Ps SendPlan::sender_mean() const {
   sim::Ps t{};
   for (const auto& s : sender) t += s.mean();
@@ -18,35 +44,44 @@ sim::Ps SendPlan::arrival_mean(std::size_t i) const {
   return t;
 }
 
-PlanStep Pricer::step(std::string_view who, std::string_view what, std::string_view key, std::uint32_t count,
-                      Lane lane, int its) const {
-  const cost::Cost& c = profile_->get(key);
-  const std::string label = count == 1 ? fmt::format("{}: {} [{}]", who, what, key)
-                                       : fmt::format("{}: {} [{} x{}]", who, what, key, count);
-  PlanStep s;
-  s.id = breakdown_->step(label);
-  s.jitter = c.jitter();
+PlanStep Pricer::step(std::string_view who, std::string_view what, cost::CostKey key, std::uint32_t count, Lane lane,
+                      int its) {
+  std::string cache_key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", who, what, key.name, static_cast<int>(lane), its);
+  auto it = cache_.find(cache_key);
+  if (it == cache_.end()) {
+    const cost::Cost& c = profile_->get(key);
+    PlanStep s;
+    s.id = breakdown_->step(fmt::format("{}: {} [{}]", who, what, key.name));
+    s.jitter = c.jitter();
+    s.lane = lane;
+    s.its = its;
+    it = cache_.emplace(std::move(cache_key), s).first;
+  }
+  PlanStep s = it->second;
   s.count = count;
-  s.lane = lane;
-  s.its = its;
   return s;
 }
 
-sim::Ps Pricer::mean(std::string_view key) const { return profile_->get(key).mean; }
+PlanStep Pricer::fixed(std::string_view who, std::string_view what, std::string_view source, sim::Ps duration,
+                       Lane lane) {
+  PlanStep s;
+  s.id = breakdown_->step(fmt::format("{}: {} [{}]", who, what, source));
+  s.jitter = sim::Jitter(duration, 0.0);
+  s.lane = lane;
+  return s;
+}
 
-sim::Ps run_steps(const std::vector<PlanStep>& steps, sim::Ps t, sim::Rng& rng, sim::Breakdown& breakdown,
-                  std::vector<sim::Resource>* its_ports) {
-  for (const auto& s : steps) {
-    const sim::Ps d = sample(s, rng);
-    if (s.lane == Lane::ItsPort && its_ports && s.its >= 0 && static_cast<std::size_t>(s.its) < its_ports->size()) {
-      const sim::Grant g = (*its_ports)[static_cast<std::size_t>(s.its)].request(t, d);
-      t = g.end;
-    } else {
-      t += d;
+sim::Ps Pricer::mean(cost::CostKey key) const { return profile_->get(key).mean; }
+
+void add_counter(SendPlan& plan, Pricer& pricer, std::string_view name, std::uint64_t n) {
+  if (n == 0) return;
+  const CounterId id = pricer.counter(name);
+  for (auto& [cid, v] : plan.counters)
+    if (cid == id) {
+      v += n;
+      return;
     }
-    if (s.count) breakdown.add(s.id, d);
-  }
-  return t;
+  plan.counters.emplace_back(id, n);
 }
 
 }  // namespace ipilab::workload

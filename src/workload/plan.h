@@ -1,94 +1,132 @@
-// ipilab/workload/plan.h — a send turned into priced steps: what the simulator schedules.
+// ipilab/workload/plan.h — a send turned into priced steps: what the simulator executes.
 //
 // The models (src/hv, src/x86, src/gic) say *what* a send does (hypercalls, ICR writes, the ITS it
-// writes, the work it did); a send path (send_path.h) turns that into a SendPlan: the sender's steps
+// writes, the work it did); a mechanism (mechanism.h) turns that into a SendPlan: the sender's steps
 // in order (the send hook from entry to return), and for each interrupt that goes out, after which
-// sender step it leaves and the steps it crosses before it is pending at its target (ITS, RD hop).
-// Each step prices one profile cost key times a count; its duration is sampled per occurrence
-// (Jitter: mean and relative spread from the profile) and multiplied by the count, so a repeated
-// primitive (128 cpumask words) costs count x one sample, not a sum of 128 independent samples.
+// sender step it leaves and the steps it crosses before it is pending at its target (interconnect,
+// ITS, redistributor). Each step prices one profile cost key times a count; its duration is sampled
+// per occurrence (Jitter: mean and spread from the profile) and multiplied by the count, so a
+// repeated primitive (128 cpumask words) costs count x one sample, not a sum of 128 samples.
+// Interconnect steps are priced from the host's latency matrix (topology::Host::hop_ns), not from
+// the profile: their label says so.
 //
-// Every step carries a breakdown label "<who>: <what> [<cost key> x<count>]"; a figure the simulator
-// reports is therefore always a sum of such steps, never a stored total.
+// Every step carries a breakdown label "<who>: <what> [<cost key>]"; a figure the simulator reports
+// is therefore always a sum of such steps, never a stored total.
+//
+// Lanes say who is busy while a step runs, hence what queues (vm_run.h):
+//   Guest     the sending vCPU's guest code inside the send hook (interrupts off)
+//   Exit      the hypervisor on the sender's physical CPU during a VM exit: queues on the
+//             `pcpu<N>.hypervisor` resource of that CPU
+//   Wire      a pure latency (a posted write or a message in flight): nothing is busy
+//   ItsPort   the GITS_SGIR port of ITS `its`: every sender writing that ITS queues on it
+//   TargetHv  the hypervisor on the TARGET's physical CPU (waking a halted vCPU, handling a kick)
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "cost/catalog.h"
 #include "cost/profile.h"
 #include "sim/breakdown.h"
-#include "sim/resource.h"
 #include "sim/rng.h"
 
 namespace ipilab::workload {
 
-/// Where a step's time is spent: who is busy (and thus what queues) while it runs.
-enum class Lane : std::uint8_t {
-  Sender,   ///< the sending vCPU (guest code, or the hypervisor running on its behalf during an exit)
-  Wire,     ///< a pure latency (an MMIO write or message in flight): nothing is busy
-  ItsPort,  ///< the ITS's GITS_SGIR / command port (PlanStep::its says which): serialises senders
-  Target,   ///< the receiving vCPU
-};
+enum class Lane : std::uint8_t { Guest, Exit, Wire, ItsPort, TargetHv };
 
 struct PlanStep {
   sim::Breakdown::StepId id = 0;  ///< breakdown row
   sim::Jitter jitter;             ///< one occurrence of the cost key
   std::uint32_t count = 1;        ///< occurrences (the duration is count x one sample)
-  Lane lane = Lane::Sender;
-  int its = -1;                   ///< Lane::ItsPort: which ITS
+  Lane lane = Lane::Guest;
+  std::int32_t its = -1;          ///< Lane::ItsPort: which ITS (firmware index)
   sim::Ps mean() const { return jitter.mean() * count; }
+  /// One sampled duration (count x one sample).
+  sim::Ps sample(sim::Rng& rng) const { return jitter.sample(rng) * count; }
+};
+
+/// A counter of a run, interned by name once (counters are added in the hot path by id).
+using CounterId = std::uint32_t;
+
+class Counters {
+ public:
+  CounterId id(std::string_view name);
+  void add(CounterId id, std::uint64_t n) { values_[id] += n; }
+  std::uint64_t value(std::string_view name) const;
+  /// Name -> value, sorted by name (zero values included).
+  std::map<std::string, std::uint64_t> to_map() const;
+  void reset();
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<std::uint64_t> values_;
+  std::unordered_map<std::string, CounterId> index_;
 };
 
 /// One interrupt that leaves the sender.
 struct PlannedDelivery {
-  int target_cpu = -1;             ///< guest CPU that receives it
-  std::size_t after_sender_step = 0;  ///< it leaves when sender step [after_sender_step] completes
-  std::vector<PlanStep> path;      ///< steps in flight (Wire / ItsPort) before it is pending at the target
-  bool intended = true;            ///< false: this CPU was not asked for (misdelivered)
+  int target_cpu = -1;                ///< guest CPU that receives it
+  std::uint32_t after_sender_step = 0;///< it leaves when sender step [after_sender_step] completes
+  std::vector<PlanStep> path;         ///< steps in flight before it is pending at the target
+  bool intended = true;               ///< false: this CPU was not asked for (misdelivered)
 };
 
-/// A send, priced. Deterministic for a given (model config, sender, targets), so built once per run.
+/// An intended target that receives nothing, and why (the model's verdict in words).
+struct LostTarget {
+  int cpu = -1;
+  std::string reason;
+};
+
+/// A send, priced. Deterministic for a given (model config, sender, targets), so cached per run.
 struct SendPlan {
   std::vector<PlanStep> sender;
   std::vector<PlannedDelivery> deliveries;
-  std::vector<int> lost;           ///< intended targets that receive nothing (oracle)
+  std::vector<LostTarget> lost;
   /// Per send: "hypercalls", "hypercalls.<name>", "native_fallbacks", "icr_writes", "vm_exits", ...
-  std::map<std::string, std::uint64_t> counters;
-  std::vector<std::string> notes;  ///< e.g. the oracle's verdict in words
+  std::vector<std::pair<CounterId, std::uint64_t>> counters;
+  std::vector<std::string> notes;     ///< e.g. the oracle's verdict in words (shown once per run)
   /// Expected duration of the sender steps (without spread), for reports and tests.
   sim::Ps sender_mean() const;
   /// Mean time from the start of the send until delivery `i` is pending at its target.
   sim::Ps arrival_mean(std::size_t i) const;
 };
 
-/// Turns profile cost keys into plan steps and keeps the breakdown labels; one per run.
+/// Turns profile cost keys into plan steps, keeps the breakdown labels and the run's counters;
+/// one per run. Steps are cached by (who, what, key, lane, its), so planning a send again costs a
+/// hash lookup per step, not a label format.
 class Pricer {
  public:
-  Pricer(const cost::Profile& profile, sim::Breakdown& breakdown) : profile_(&profile), breakdown_(&breakdown) {}
+  Pricer(const cost::Profile& profile, sim::Breakdown& breakdown, Counters& counters)
+      : profile_(&profile), breakdown_(&breakdown), counters_(&counters) {}
 
-  /// A step of `count` x cost `key` on `lane`, labelled "<who>: <what> [key xN]". Throws InputError
+  /// A step of `count` x cost `key` on `lane`, labelled "<who>: <what> [key]". Throws InputError
   /// (naming the profile file and key) when the profile lacks the key.
-  PlanStep step(std::string_view who, std::string_view what, std::string_view key, std::uint32_t count = 1,
-                Lane lane = Lane::Sender, int its = -1) const;
+  PlanStep step(std::string_view who, std::string_view what, cost::CostKey key, std::uint32_t count = 1,
+                Lane lane = Lane::Guest, int its = -1);
+  /// A fixed-duration step priced from the host (not the profile), e.g. an interconnect crossing:
+  /// labelled "<who>: <what> [<source>]".
+  PlanStep fixed(std::string_view who, std::string_view what, std::string_view source, sim::Ps duration,
+                 Lane lane = Lane::Wire);
   /// The cost's mean (marks it used for provenance).
-  sim::Ps mean(std::string_view key) const;
+  sim::Ps mean(cost::CostKey key) const;
+  CounterId counter(std::string_view name) { return counters_->id(name); }
   const cost::Profile& profile() const noexcept { return *profile_; }
   sim::Breakdown& breakdown() const noexcept { return *breakdown_; }
+  Counters& counters() const noexcept { return *counters_; }
 
  private:
   const cost::Profile* profile_;
   sim::Breakdown* breakdown_;
+  Counters* counters_;
+  std::unordered_map<std::string, PlanStep> cache_;
 };
 
-/// Runs `steps` back to back on one timeline starting at `t`, sampling each and adding it to the
-/// breakdown; Lane::ItsPort steps queue on `its_ports[its]`. Returns the end time.
-sim::Ps run_steps(const std::vector<PlanStep>& steps, sim::Ps t, sim::Rng& rng, sim::Breakdown& breakdown,
-                  std::vector<sim::Resource>* its_ports = nullptr);
-/// One step's sampled duration (count x one sample).
-inline sim::Ps sample(const PlanStep& s, sim::Rng& rng) { return s.jitter.sample(rng) * s.count; }
+/// Adds `n` to counter `name` in a plan (merging with an entry already there).
+void add_counter(SendPlan& plan, Pricer& pricer, std::string_view name, std::uint64_t n = 1);
 
 }  // namespace ipilab::workload

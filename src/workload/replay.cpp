@@ -1,122 +1,95 @@
 #include "workload/replay.h"
 
 #include <algorithm>
-#include <map>
-#include <memory>
-#include <tuple>
 
 #include <fmt/format.h>
 
-#include "sim/engine.h"
-#include "workload/loop.h"
-#include "workload/plan.h"
-#include "workload/send_path.h"
+#include "common/error.h"
+#include "workload/program.h"
+#include "workload/run_common.h"
+#include "workload/vm_run.h"
 
 namespace ipilab::workload {
 namespace {
 
-struct Target {
-  sim::Ps busy_until{};
-  sim::Ps halted_from = sim::kNever;
+/// One vCPU's recorded sends, in time order.
+class ReplayProgram final : public Program {
+ public:
+  ReplayProgram(const std::vector<ReplaySend>& sends, std::vector<std::size_t> mine, std::uint64_t t0,
+                std::vector<std::uint32_t> vectors, std::vector<std::uint16_t> tags)
+      : sends_(&sends), mine_(std::move(mine)), t0_(t0), vectors_(std::move(vectors)), tags_(std::move(tags)) {}
+  Op next(ProgramCtx&) override {
+    if (i_ >= mine_.size()) return Op::stop();
+    const ReplaySend& s = (*sends_)[mine_[i_]];
+    if (!slept_) {
+      slept_ = true;
+      return Op::sleep_until(sim::from_ns(static_cast<double>(s.time_ns - t0_)));
+    }
+    slept_ = false;
+    const std::size_t k = i_++;
+    return Op::ipi(s.targets, vectors_[k], 0, false, tags_[k]);
+  }
+
+ private:
+  const std::vector<ReplaySend>* sends_;
+  std::vector<std::size_t> mine_;
+  std::uint64_t t0_;
+  std::vector<std::uint32_t> vectors_;
+  std::vector<std::uint16_t> tags_;
+  std::size_t i_ = 0;
+  bool slept_ = false;
 };
 
 }  // namespace
 
-ReplayResult replay(const RunSpec& spec, const std::vector<ReplaySend>& sends, bool gic) {
-  ReplayResult out;
-  sim::Breakdown bd;
-  Pricer pr(spec.profile, bd);
-  std::unique_ptr<SendPath> x86;
-  std::unique_ptr<VsgiPath> vsgi;
-  if (gic) {
-    const std::string pol = spec.params.get_choice("find_4_1_its", "post-seed", {"pre-seed", "post-seed"});
-    vsgi = std::make_unique<VsgiPath>(*spec.host, spec.vm,
-                                      pol == "pre-seed" ? gic::Find41Policy::PreSeed : gic::Find41Policy::PostSeed);
-    out.settings = {{"mechanism", "gicv4.1-vsgi"}, {"find_4_1_its", pol}};
-  } else {
-    x86 = make_x86_send_path(spec.params, spec.vm);
-    out.settings = x86->settings();
-  }
+ReplayResult replay(const RunSpec& spec, const std::vector<ReplaySend>& sends, std::string_view default_mechanism) {
+  Bound b(spec, default_mechanism);
   const auto n = static_cast<std::size_t>(spec.vm.size());
-  std::vector<Target> targets(n);
-  std::vector<sim::Ps> sender_busy(n);
-  for (const auto& v : spec.vm.vcpus)
-    if (v.initial_state == topology::VcpuState::Halted) targets[static_cast<std::size_t>(v.cpu)].halted_from = sim::Ps{0};
-  const bool idles_in_hlt = std::any_of(spec.vm.vcpus.begin(), spec.vm.vcpus.end(), [](const topology::Vcpu& v) {
-    return v.initial_state == topology::VcpuState::Halted;
-  });
-  const sim::Jitter wake = spec.profile.get("vcpu.halt_wakeup").jitter();
-  sim::Jitter inject;
-  const bool has_inject = !gic;
-  if (has_inject) inject = spec.profile.get("apic.interrupt_injection").jitter();
-  std::vector<PlanStep> handler = target_steps(pr, {{"target", "interrupt entry", "guest.irq_entry"}});
-  for (PlanStep& s : interrupt_tail(pr)) handler.push_back(s);
-  std::vector<PlanStep> to_idle;
-  if (idles_in_hlt) to_idle = target_steps(pr, {{"target", "idle: HLT exit", "vcpu.halt_exit"}});
-  const sim::Ps irq_entry = spec.profile.get("guest.irq_entry").mean;
-
-  // Plans are deterministic per (src, targets, vector): build each once.
-  std::map<std::tuple<unsigned, std::vector<unsigned>, std::uint32_t>, SendPlan> plans;
-  auto plan_of = [&](const ReplaySend& s) -> const SendPlan& {
-    auto key = std::make_tuple(s.src, s.targets, s.vector);
-    auto it = plans.find(key);
-    if (it != plans.end()) return it->second;
-    SendPlan p = gic ? vsgi->plan(pr, s.src, s.targets.at(0), static_cast<std::uint8_t>(s.vector & 0xF))
-                     : x86->plan(pr, s.src, s.targets, s.targets.size() == 1 ? Addressing::One : Addressing::Mask,
-                                 s.vector);
-    return plans.emplace(std::move(key), std::move(p)).first->second;
-  };
-
-  sim::Simulator sim;
-  sim::Rng rng(spec.seed);
-  std::vector<sim::Resource> its_ports(16);
-  const std::uint64_t t_first = sends.empty() ? 0 : sends.front().time_ns;
-  std::uint64_t skipped_gic_multi = 0;
-  for (const ReplaySend& s : sends) {
-    if (s.targets.empty()) continue;
-    if (gic && s.targets.size() > 1) {
-      ++skipped_gic_multi;
+  std::vector<std::string> kind_names;
+  std::vector<std::vector<std::size_t>> per_cpu(n);
+  std::vector<std::vector<std::uint32_t>> vectors(n);
+  std::vector<std::vector<std::uint16_t>> tags(n);
+  std::uint64_t skipped_no_vector = 0;
+  const std::uint64_t t0 = sends.empty() ? 0 : sends.front().time_ns;
+  for (std::size_t i = 0; i < sends.size(); ++i) {
+    const ReplaySend& s = sends[i];
+    if (s.targets.empty() || s.src >= n) continue;
+    std::uint32_t vector = 0;
+    try {
+      vector = vector_of(b.arch(), s.kind, "replay");
+    } catch (const InputError&) {
+      ++skipped_no_vector;
       continue;
     }
-    const sim::Ps at = sim::from_ns(static_cast<double>(s.time_ns - t_first));
-    sim.at(at, [&, sp = &s](sim::Simulator& S) {
-      const ReplaySend& send = *sp;
-      const SendPlan& plan = plan_of(send);
-      sim::Ps t = std::max(S.now(), sender_busy[send.src]);
-      const sim::Ps start = t;
-      std::size_t next = 0;
-      for (std::size_t k = 0; k < plan.sender.size(); ++k) {
-        t += sample(plan.sender[k], rng);
-        while (next < plan.deliveries.size() && plan.deliveries[next].after_sender_step <= k) {
-          const PlannedDelivery& d = plan.deliveries[next++];
-          const sim::Ps arrival = run_steps(d.path, t, rng, bd, &its_ports);
-          const auto cpu = static_cast<std::size_t>(d.target_cpu);
-          const std::string* kind = &send.kind;
-          S.at(arrival, [&, cpu, start, kind](sim::Simulator& S2) {
-            Target& tg = targets[cpu];
-            sim::Ps tt = std::max(S2.now(), tg.busy_until);
-            if (S2.now() >= tg.halted_from) tt += wake.sample(rng);
-            else if (has_inject) tt += inject.sample(rng);
-            tg.halted_from = sim::kNever;
-            out.latency_by_kind[*kind].record(tt + irq_entry - start);
-            tt = run_steps(handler, tt, rng, bd);
-            tt = run_steps(to_idle, tt, rng, bd);
-            if (!to_idle.empty()) tg.halted_from = tt;
-            tg.busy_until = tt;
-          });
-        }
-      }
-      sender_busy[send.src] = t;
-      for (const auto& [k, v] : plan.counters) out.counters[k] += v;
-    });
+    auto it = std::find(kind_names.begin(), kind_names.end(), s.kind_name);
+    if (it == kind_names.end()) it = kind_names.insert(kind_names.end(), s.kind_name);
+    per_cpu[s.src].push_back(i);
+    vectors[s.src].push_back(vector);
+    tags[s.src].push_back(static_cast<std::uint16_t>(it - kind_names.begin()));
   }
-  sim.run();
-  if (skipped_gic_multi)
-    out.notes.push_back(fmt::format("{} multi-target sends skipped: the vSGI model replays one target per send",
-                                    skipped_gic_multi));
-  out.provenance = spec.profile.provenance_json();
-  out.provenance["host"] = {{"name", spec.host->name}, {"latency_source", spec.host->latency.source}};
-  return out;
+  RunConfig cfg;
+  cfg.spec = &spec;
+  cfg.mechanism = b.mechanism.get();
+  cfg.ipi_bodies = {HandlerBody{}};
+  cfg.delivery_tags = kind_names.size();
+  cfg.programs.resize(n);
+  for (std::size_t c = 0; c < n; ++c)
+    if (!per_cpu[c].empty())
+      cfg.programs[c] = std::make_unique<ReplayProgram>(sends, std::move(per_cpu[c]), t0, std::move(vectors[c]), std::move(tags[c]));
+  RunOutput out = run_vm(cfg, b.pricer);
+
+  ReplayResult r;
+  for (std::size_t k = 0; k < kind_names.size(); ++k) r.latency_by_kind[kind_names[k]] = std::move(out.delivery_by_tag[k]);
+  r.counters = out.counters;
+  r.settings = b.mechanism->settings();
+  r.provenance = spec.profile.provenance_json();
+  r.provenance["host"] = {{"name", spec.host->name}, {"latency_source", spec.host->latency.source}};
+  r.notes = out.notes;
+  if (skipped_no_vector)
+    r.notes.push_back(fmt::format("{} sends skipped: their kind has no vector on {} (the mechanism's architecture)",
+                                  skipped_no_vector, arch_name(b.arch())));
+  r.events = out.events;
+  return r;
 }
 
 }  // namespace ipilab::workload

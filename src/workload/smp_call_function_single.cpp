@@ -1,71 +1,88 @@
 // smp_call_function_single loop (x86): the benchmark of seed 000 (Vitaly Kuznetsov's 2-vCPU WS2019
-// guest, 8043 -> 7761 cycles per iteration). Each iteration, on the sender:
-//   loop overhead -> smp_call_function_single(target, func, info, wait=1): csd lock + llist_add to the
-//   target's call_single_queue (guest.csd_queue) -> send_call_function_single_ipi -> apic->send_IPI(
-//   target, CALL_FUNCTION_SINGLE_VECTOR 0xFB) through the chosen mechanism -> csd_lock_wait spins
-//   until the target's csd_unlock is visible (one cache-line transfer back).
-// On the target: wake from HLT (idle) or interrupt while running -> irq entry -> read the CSD (line
-// written by the sender) -> callback -> csd_unlock -> EOI, irq exit -> back to HLT if idle.
+// guest, 8043 -> 7761 cycles per iteration). The sender's program, per iteration:
+//   loop overhead (guest.bench_loop) -> smp_call_function_single(target, func, info, wait=1): csd lock +
+//   llist_add to the target's call_single_queue (guest.csd_queue) -> send_call_function_single_ipi ->
+//   apic->send_IPI(target, CALL_FUNCTION_SINGLE_VECTOR 0xFB) through the mechanism -> csd_lock_wait
+//   spins until the target's csd_unlock is visible (one cache-line transfer back).
+// The target has no program: it rests in its VM state (halted: woken by the IPI, then HLT again;
+// running: interrupted). Its handler reads the CSD (a line the sender wrote), runs the callback
+// (guest.callback), csd_unlock, EOI and interrupt exit (vm_run.h).
+#include <fmt/format.h>
+
+#include "common/error.h"
 #include "workload/builtin.h"
-#include "workload/loop.h"
+#include "workload/run_common.h"
 
 namespace ipilab::workload {
 namespace {
 
+using namespace cost::keys;
+constexpr std::string_view kUnits[] = {"cycles", "ns"};
+const IntParam kSender{"sender", 0, 0, 65535, "guest CPU that calls smp_call_function_single"};
+const IntParam kTarget{"target", 1, 0, 65535, "guest CPU that runs the function"};
+const IntParam kVector{"vector", 0xFB, 0, 255, "IPI vector (CALL_FUNCTION_SINGLE_VECTOR)", "251 (0xFB)"};
+const ChoiceParam kUnit{"unit", "cycles", kUnits, "unit of the figures: cycles (profile clock) or ns"};
+constexpr std::string_view kDefaultMechanism = "hyperv";
+
 std::vector<ParamInfo> params() {
-  std::vector<ParamInfo> p = x86_send_params();
-  p.push_back({"sender", "int", "0", "guest CPU that calls smp_call_function_single"});
-  p.push_back({"target", "int", "1", "guest CPU that runs the function"});
-  p.push_back({"vector", "int", "251 (0xFB)", "IPI vector (CALL_FUNCTION_SINGLE_VECTOR)"});
-  p.push_back({"unit", "string", "\"cycles\"", "unit of the figures: cycles (profile clock) or ns"});
-  return p;
+  return {info(kSender), info(kTarget), info(kVector), info(kUnit), info(kPollingParam)};
 }
 
 class SmpCallFunctionSingle final : public Workload {
  public:
   RunResult run(const RunSpec& spec) const override {
-    spec.params.reject_unknown(params());
     const int n = spec.vm.size();
-    LoopSpec loop;
-    loop.sender = static_cast<unsigned>(spec.params.get_int("sender", 0, 0, n - 1));
-    loop.targets = {static_cast<unsigned>(spec.params.get_int("target", 1, 0, n - 1))};
-    const auto vector = static_cast<std::uint32_t>(spec.params.get_int("vector", 0xFB, 0, 0xFFFF));
-    loop.unit = spec.params.get_choice("unit", "cycles", {"cycles", "ns"});
-    loop.main_metric = loop.unit == "cycles" ? "cycles_per_iteration" : "ns_per_iteration";
-    loop.main_description =
-        "one smp_call_function_single(wait=1) iteration on the sender: queue the CSD, send the IPI, spin "
-        "until the target released the CSD";
+    const auto sender = static_cast<unsigned>(spec.params.get(kSender, kSender.def, n - 1));
+    const auto target = static_cast<unsigned>(spec.params.get(kTarget, kTarget.def, n - 1));
+    if (target == sender)
+      throw InputError(spec.params.place("target"), fmt::format("target CPU {} is the sender", target));
+    const std::string unit = spec.params.get(kUnit);
+    Bound b(spec, kDefaultMechanism);
+    require_arch(spec, b, Arch::X86, "smp_call_function_single");
 
-    sim::Breakdown bd;
-    Pricer pr(spec.profile, bd);
-    auto path = make_x86_send_path(spec.params, spec.vm);
-    loop.before_send = {pr.step("sender", "benchmark loop (rdtsc, loop control)", "guest.bench_loop"),
-                        pr.step("sender", "smp_call_function_single: lock and queue the CSD", "guest.csd_queue")};
-    loop.plan = path->plan(pr, loop.sender, loop.targets, Addressing::One, vector);
-    loop.handler_before_ack = target_steps(pr, {{"target", "interrupt entry", "guest.irq_entry"},
-                                                {"target", "the called function", "guest.callback"},
-                                                {"target", "csd_unlock", "guest.csd_unlock"}});
-    loop.handler_after_ack = interrupt_tail(pr);
-    loop.stray_handler = stray_handler(pr);
-    const bool target_idles_in_hlt =
-        spec.vm.vcpus[loop.targets[0]].initial_state == topology::VcpuState::Halted;
-    if (target_idles_in_hlt)
-      loop.back_to_idle = target_steps(pr, {{"target", "idle: HLT exit, vCPU blocks", "vcpu.halt_exit"}});
-    else
-      loop.wake_key.clear();
-    auto settings = path->settings();
-    settings.emplace_back("target idle", target_idles_in_hlt ? "HLT (woken by the IPI)" : "running (polling)");
-    return run_loop(spec, loop, bd, std::move(settings));
+    RunConfig cfg;
+    cfg.spec = &spec;
+    cfg.mechanism = b.mechanism.get();
+    cfg.uses_calls = true;
+    cfg.polling = spec.params.get(kPollingParam) == "skip-if-polling" ? PollingPolicy::SkipIfPolling : PollingPolicy::AlwaysIpi;
+    cfg.warmup = spec.warmup;
+    cfg.iterations = spec.iterations;
+    cfg.compute_steps = {b.pricer.step("sender", "benchmark loop (rdtsc, loop control)", guest_bench_loop)};
+    cfg.csd_functions = {{{b.pricer.step("target", "the called function", guest_callback)}, false}};
+    cfg.programs.resize(static_cast<std::size_t>(n));
+    cfg.programs[sender] = std::make_unique<LoopProgram>(
+        std::vector<unsigned>{target},
+        std::vector<Op>{Op::mark(), Op::compute_step(0),
+                        Op::call({}, static_cast<std::uint32_t>(spec.params.get(kVector)), 0, true, Addressing::One)});
+    RunOutput out = run_vm(cfg, b.pricer);
+
+    const double ppu = ps_per_unit(spec, unit);
+    std::vector<Metric> m;
+    m.push_back(make_metric(unit == "cycles" ? "cycles_per_iteration" : "ns_per_iteration", unit,
+                            "one smp_call_function_single(wait=1) iteration on the sender: queue the CSD, send the IPI, "
+                            "spin until the target released the CSD",
+                            std::move(out.iteration), ppu));
+    m.push_back(make_metric("send_cost", unit, "time inside the send hook on the sender (apic->send_IPI entry to return)",
+                            std::move(out.send_cost), ppu));
+    m.push_back(make_metric("delivery_latency", unit, "send start -> first handler instruction on the target",
+                            std::move(out.delivery), ppu));
+    auto settings = b.mechanism->settings();
+    settings.emplace_back("target idle", std::string(topology::vcpu_state_name(spec.vm.vcpus[target].initial_state)));
+    return assemble(spec, b, std::move(out), std::move(m), std::move(settings), spec.iterations);
   }
 };
 
 }  // namespace
 
 WorkloadInfo describe_smp_call_function_single() {
-  return {"smp_call_function_single",
-          "x86 guest loop of smp_call_function_single(wait=1) from one vCPU to another (seed 000's benchmark); "
-          "main metric: cycles per iteration",
-          params(), [] { return std::make_unique<SmpCallFunctionSingle>(); }};
+  WorkloadInfo w{"smp_call_function_single",
+                 "x86 guest loop of smp_call_function_single(wait=1) from one vCPU to another (seed 000's benchmark); "
+                 "main metric: cycles per iteration",
+                 with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<SmpCallFunctionSingle>(); }};
+  w.cost_keys = {guest_bench_loop, guest_callback};
+  w.validate = validator("smp_call_function_single", params(), std::string(kDefaultMechanism), Arch::X86);
+  w.default_mechanism = std::string(kDefaultMechanism);
+  return w;
 }
 
 }  // namespace ipilab::workload

@@ -1,15 +1,17 @@
 // ipilab/workload/workload.h — the contract between a scenario (src/scenario) and a workload.
 //
 // A workload is a registered, named family ("smp_call_function_single", "ipi_hw", "multicast",
-// "kick"). The scenario layer builds one RunSpec per variant (host, VM, a private copy of the cost
-// profile, the merged [workload] table, seed, iterations) and calls Workload::run(spec), which runs a
-// discrete-event simulation (src/sim) and returns a RunResult: metrics with spreads, counters, a
-// breakdown of where the time goes and the provenance of every cost used. The scenario layer prints,
-// compares and serialises RunResults; it never computes figures itself.
+// "kick", "storm", "wakeup"). The scenario layer builds one RunSpec per variant (host, VM, a private
+// copy of the cost profile, the merged [workload] table, seed, iterations) and calls
+// Workload::run(spec). Every workload is a set of programs, one per vCPU, run by the one simulation
+// core (vm_run.h) through the mechanism the scenario names (mechanism.h); the result holds metrics
+// with spreads, counters, throughput, per-resource utilisation and queue waits, a breakdown of where
+// the time goes and the provenance of every cost used. The scenario layer prints, compares and
+// serialises RunResults; it never computes figures itself.
 //
-// Parameters are declared once per workload (name, type, default, description: SST-ELI style) so
-// unknown keys are errors and `ipilab list --workloads` can print them. Parameter errors name the
-// scenario file, line, column and key (Params carries the TOML source regions).
+// Parameters are declared once per workload (params.h) and once per mechanism, so unknown keys are
+// errors and `ipilab list --workloads` / `--mechanisms` can print them. A run must not touch mutable
+// globals or statics: the sweep runs many variants at once in threads.
 #pragma once
 
 #include <cstdint>
@@ -23,54 +25,15 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <toml++/toml.h>
 
+#include "cost/catalog.h"
 #include "cost/profile.h"
 #include "sim/histogram.h"
 #include "topology/host.h"
 #include "topology/vm.h"
+#include "workload/params.h"
 
 namespace ipilab::workload {
-
-/// A declared workload parameter.
-struct ParamInfo {
-  std::string name;
-  std::string type;          ///< "string", "int", "float", "bool", "int list"
-  std::string default_text;  ///< as shown in --help / list ("" = required)
-  std::string description;   ///< what it does; allowed values; unit
-};
-
-/// The [workload] table of a scenario after variant overrides, with the file it came from. Getters
-/// validate type and range and throw InputError("FILE:LINE:COL: workload.<key>", reason).
-class Params {
- public:
-  Params() = default;
-  Params(toml::table table, std::string file, std::string key_prefix = "workload")
-      : table_(std::move(table)), file_(std::move(file)), prefix_(std::move(key_prefix)) {}
-
-  bool has(std::string_view key) const { return table_.contains(key); }
-  std::string get_string(std::string_view key, std::string_view fallback) const;
-  /// One of `allowed` (error lists them).
-  std::string get_choice(std::string_view key, std::string_view fallback,
-                         const std::vector<std::string_view>& allowed) const;
-  std::int64_t get_int(std::string_view key, std::int64_t fallback, std::int64_t min, std::int64_t max) const;
-  double get_float(std::string_view key, double fallback, double min, double max) const;
-  bool get_bool(std::string_view key, bool fallback) const;
-  std::vector<std::int64_t> get_int_list(std::string_view key, const std::vector<std::int64_t>& fallback) const;
-
-  /// Throws InputError for the first key not in `declared` (naming it and listing the declared ones).
-  void reject_unknown(const std::vector<ParamInfo>& declared) const;
-  /// "FILE:LINE:COL: workload.key" for messages (or "FILE: workload.key" without a source position).
-  std::string place(std::string_view key) const;
-  const toml::table& table() const noexcept { return table_; }
-  const std::string& file() const noexcept { return file_; }
-
- private:
-  const toml::node* node(std::string_view key) const { return table_.get(key); }
-  toml::table table_;
-  std::string file_;
-  std::string prefix_;
-};
 
 /// Everything one run of one variant needs. `profile` is the variant's own copy (overrides applied);
 /// the workload calls profile.get() for every cost it uses, which records provenance.
@@ -100,9 +63,31 @@ struct Metric {
 
 /// One row of "where the time goes".
 struct BreakdownRow {
-  std::string step;          ///< e.g. "sender: hypercall entry/exit (hv.hypercall_entry_exit)"
+  std::string step;          ///< e.g. "sender: hypercall dispatch and return [hv.hypercall_entry_exit]"
   double mean_per_iteration = 0;  ///< in the main metric's unit
   double share = 0;          ///< of the summed step time, [0, 1] (steps may overlap in time)
+};
+
+/// A shared thing of the run and how loaded it was over the measured window (vm_run.h lists them).
+struct ResourceReport {
+  std::string name;          ///< "vcpu3.call_single_queue", "its1.sgir", "pcpu0.hypervisor", ...
+  std::string kind;          ///< call_single_queue | interrupts | hypervisor | its_sgir
+  double utilisation = 0;    ///< busy fraction (queues: fraction of time non-empty), [0, 1]
+  double wait_mean = 0;      ///< mean queueing delay, in `unit`
+  double wait_p99 = 0;
+  std::string unit = "ns";
+  std::uint64_t arrivals = 0;
+  // Little's law, both sides measured independently (L = time-average number in the system).
+  double little_l = 0;
+  double little_lambda_w = 0;
+  bool little_exact = true;
+};
+
+/// Rates over the measured window (simulated time).
+struct Throughput {
+  double window_ns = 0;
+  double ipis_per_second = 0;   ///< interrupts delivered to the vCPUs
+  double calls_per_second = 0;  ///< sends (send-hook invocations) completed by the programs
 };
 
 struct RunResult {
@@ -112,13 +97,16 @@ struct RunResult {
   /// "hypercalls.HvCallSendSyntheticClusterIpiEx", "icr_writes", "vm_exits", "coalesced".
   std::map<std::string, std::uint64_t> counters;
   std::vector<BreakdownRow> breakdown;
+  Throughput throughput;
+  /// Every resource of the run (sorted by kind, then name).
+  std::vector<ResourceReport> resources;
   /// Profile provenance (cost::Profile::provenance_json()) plus anything else the figures rest on.
   nlohmann::json provenance;
   /// Short remarks for the reader (e.g. "v2 sent VP 70's IPI to VP 6: misdelivered").
   std::vector<std::string> notes;
   /// What the workload resolved (mechanism, policies, ITS choice...): shown under the table.
   std::vector<std::pair<std::string, std::string>> settings;
-  /// Simulated events and wall time, for the speed report.
+  /// Simulated events, for the speed report.
   std::uint64_t events = 0;
 };
 
@@ -132,8 +120,17 @@ class Workload {
 struct WorkloadInfo {
   std::string name;
   std::string description;
+  /// The workload's own parameters (the mechanism's are listed by `ipilab list --mechanisms`).
   std::vector<ParamInfo> params;
   std::function<std::unique_ptr<Workload>()> make;
+  /// Cost keys the workload itself reads (the mechanism declares its own).
+  std::vector<cost::CostKey> cost_keys = {};
+  /// Checks a [workload] table before any run: unknown keys (the workload's and its mechanism's
+  /// parameters are known), a mechanism this workload cannot use. Throws InputError naming the key.
+  /// Empty: only `params` are accepted.
+  std::function<void(const Params&)> validate = {};
+  /// The default of the `mechanism` parameter ("" when the workload takes none).
+  std::string default_mechanism = {};
 };
 
 /// All built-in workloads, sorted by name. (Explicit registry, not static self-registration: a static

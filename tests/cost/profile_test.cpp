@@ -41,8 +41,8 @@ TEST(Catalog, KeysAreUniqueNamespacedAndDescribed) {
   // The primitives issue 3 lists are all declared.
   for (const char* key : {"hv.hypercall_entry_exit", "hv.slow_input_copy_per_8b", "hv.vpset_bank_decode",
                           "x2apic.icr_write_exit", "apic.interrupt_injection", "guest.irq_entry", "guest.cpumask_word",
-                          "its.sgir_write_local", "its.sgir_write_remote", "its.rd_hop_remote",
-                          "mem.cacheline_cross_socket", "vcpu.halt_wakeup", "kvm.pv_send_ipi_per_dest"})
+                          "its.sgir_write", "its.rd_hop", "mem.cacheline_same_node", "vcpu.halt_wakeup",
+                          "kvm.pv_send_ipi_per_dest"})
     EXPECT_NE(find_cost_key(key), nullptr) << key;
   EXPECT_EQ(find_cost_key("hv.nope"), nullptr);
 }
@@ -57,8 +57,8 @@ TEST(Profile, ExampleLoads_ValuesConvertedToPs) {
   EXPECT_DOUBLE_EQ(exit.spread, 0.05);
   EXPECT_EQ(exit.unit, Unit::Cycles);
   EXPECT_EQ(p.get("guest.irq_entry").mean, sim::Ps{120'000});  // inline-table form
-  EXPECT_EQ(p.get("mem.cacheline_cross_socket").mean, sim::Ps{150'000});  // 0.15 us
-  EXPECT_THAT(p.get("its.sgir_write_remote").note, HasSubstr("850"));
+  EXPECT_EQ(p.get("mem.cacheline_same_node").mean, sim::Ps{150'000});  // 0.15 us
+  EXPECT_THAT(p.get("its.rd_hop").note, HasSubstr("850"));
   EXPECT_DOUBLE_EQ(p.to_cycles(sim::Ps{500'000}), 1000.0);
   EXPECT_EQ(p.keys().size(), 6u);
 }
@@ -66,12 +66,12 @@ TEST(Profile, ExampleLoads_ValuesConvertedToPs) {
 TEST(Profile, Provenance_ListsExactlyTheCostsUsed) {
   const Profile p = Profile::load_file(kExample);
   EXPECT_TRUE(p.provenance().empty());
-  p.get("its.sgir_write_remote");
+  p.get("its.rd_hop");
   p.get("vm.exit_entry");
   p.get("vm.exit_entry");
   const auto prov = p.provenance();
   ASSERT_EQ(prov.size(), 2u);
-  EXPECT_EQ(prov[0].key, "its.sgir_write_remote");
+  EXPECT_EQ(prov[0].key, "its.rd_hop");
   EXPECT_EQ(prov[0].unit, "ns");
   EXPECT_EQ(prov[0].ps, 250'000);
   EXPECT_EQ(prov[1].key, "vm.exit_entry");

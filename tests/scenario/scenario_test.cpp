@@ -298,9 +298,9 @@ TEST_F(ScenarioTest, BadInput_ImpossiblePlacement) {
 }
 
 TEST_F(ScenarioTest, BadInput_ProfileLacksCostTheWorkloadNeeds_NamesProfileFileAndKey) {
-  const std::string text = std::string(kBase) + "[[variant]]\nname = \"a\"\n[[variant]]\nname = \"its\"\nworkload.cost = \"its.sgir_write_local\"\n";
+  const std::string text = std::string(kBase) + "[[variant]]\nname = \"a\"\n[[variant]]\nname = \"its\"\nworkload.cost = \"its.sgir_write\"\n";
   const std::string msg = input_error([&] { run_text(text); });
-  EXPECT_NE(msg.find(file("profile.toml") + ": cost.its.sgir_write_local: profile 'scenario-test' has no value for this cost"),
+  EXPECT_NE(msg.find(file("profile.toml") + ": cost.its.sgir_write: profile 'scenario-test' has no value for this cost"),
             std::string::npos)
       << msg;
   EXPECT_NE(msg.find("variant 'its'"), std::string::npos) << msg;
@@ -342,7 +342,7 @@ TEST_F(ScenarioTest, BadInput_TomlSyntaxError_NamesLine) {
 }
 
 TEST_F(ScenarioTest, BadInput_NothingWrittenWhenAVariantFails) {
-  const std::string path = write("s.toml", std::string(kBase) + "[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\nworkload.cost = \"its.sgir_write_local\"\n");
+  const std::string path = write("s.toml", std::string(kBase) + "[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\nworkload.cost = \"its.sgir_write\"\n");
   CommandOptions o{.scenarios = {path}, .json = file("out.json"), .plot = file("out.svg")};
   std::ostringstream out, err;
   EXPECT_THROW(run_command(o, out, err, fake_lookup), InputError);

@@ -12,7 +12,7 @@ using testing::make_setup;
 
 std::vector<ReplaySend> spaced_sends(int n, std::uint64_t gap_ns) {
   std::vector<ReplaySend> v;
-  for (int i = 0; i < n; ++i) v.push_back({1000 + static_cast<std::uint64_t>(i) * gap_ns, 0, {1}, 0xFB, "call-function-single"});
+  for (int i = 0; i < n; ++i) v.push_back({1000 + static_cast<std::uint64_t>(i) * gap_ns, 0, {1}, IpiKind::CallFunctionSingle, "call-function-single"});
   return v;
 }
 
@@ -22,8 +22,8 @@ TEST(Replay, EachSendGoesThroughTheMechanismAndIsTimedToHandlerEntry) {
   pre.spec.host = &pre.host;
   main.spec.host = &main.host;
   const auto sends = spaced_sends(200, 100'000);  // 100 us apart: the target is back in HLT each time
-  const ReplayResult rp = replay(pre.spec, sends, false);
-  const ReplayResult rm = replay(main.spec, sends, false);
+  const ReplayResult rp = replay(pre.spec, sends, "hyperv");
+  const ReplayResult rm = replay(main.spec, sends, "hyperv");
   EXPECT_EQ(rp.counters.at("hypercalls"), 200u);
   ASSERT_EQ(rm.latency_by_kind.at("call-function-single").count(), 200u);
   // The pre-seed path's extra cpumask work: 282 cycles at 2.2 GHz = 128 ns (+- spread).
@@ -38,7 +38,7 @@ TEST(Replay, BackToBackSendsQueueBehindTheBusyTarget) {
   s.spec.host = &s.host;
   // Sends 10 ns apart from one sender: each waits for the sender (hypercall ~1.1 us), so latencies grow
   // no more than the sender's serialisation; the running target pays injection, not wake-up.
-  const ReplayResult r = replay(s.spec, spaced_sends(50, 10), false);
+  const ReplayResult r = replay(s.spec, spaced_sends(50, 10), "hyperv");
   const auto& h = r.latency_by_kind.at("call-function-single");
   EXPECT_EQ(h.count(), 50u);
   EXPECT_GT(h.max(), h.min());

@@ -1,0 +1,173 @@
+#include "scenario/replay.h"
+
+#include <algorithm>
+#include <map>
+#include <ostream>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "common/file.h"
+#include "scenario/catalog.h"
+#include "scenario/runner.h"
+#include "scenario/scenario.h"
+#include "sim/histogram.h"
+#include "trace/analysis.h"
+#include "workload/replay.h"
+
+namespace ipilab::scenario {
+namespace {
+
+struct KindMap {
+  workload::IpiKind kind;
+  bool exact;  ///< false: the trace's kind has no vector of its own here
+};
+
+KindMap kind_of(trace::IpiKind k) {
+  switch (k) {
+    case trace::IpiKind::Reschedule: return {workload::IpiKind::Reschedule, true};
+    case trace::IpiKind::CallFunction: return {workload::IpiKind::CallFunction, true};
+    case trace::IpiKind::CallFunctionSingle: return {workload::IpiKind::CallFunctionSingle, true};
+    case trace::IpiKind::IrqWork: return {workload::IpiKind::IrqWork, true};
+    default: return {workload::IpiKind::CallFunctionSingle, false};
+  }
+}
+
+nlohmann::json stats_json(const sim::Histogram& h, double scale) {
+  return {{"count", h.count()},          {"mean", h.mean() / scale},          {"p50", h.percentile(50) / scale},
+          {"p90", h.percentile(90) / scale}, {"p99", h.percentile(99) / scale}, {"max", static_cast<double>(h.max()) / scale}};
+}
+
+}  // namespace
+
+void run_replay_command(const ReplayOptions& a, std::ostream& out) {
+  if (!a.json.empty() && a.json != "-") {
+    const auto dir = std::filesystem::path(a.json).parent_path();
+    std::error_code ec;
+    if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+      throw InputError("--json", fmt::format("folder '{}' does not exist", dir.string()));
+  }
+  // 1. The scenario (validated in full before anything runs).
+  RunOverrides ov;
+  ov.variants = a.variants;
+  ov.seed = a.seed;
+  PreparedScenario ps = prepare(load_scenario(resolve_scenario(a.scenario)), ov, workload::find_workload);
+  const int vcpus = ps.variants.front().spec.vm.size();
+
+  // 2. The trace: sends mapped onto the VM's vCPUs, and the measured deliveries.
+  std::vector<workload::ReplaySend> sends;
+  std::set<std::uint32_t> trace_cpus;
+  std::uint64_t dropped_self = 0, total = 0, inexact = 0;
+  trace::for_each_ipi_send(a.trace, [&](const trace::IpiSend& s) {
+    ++total;
+    if (sends.size() >= a.max_ipis) return;
+    workload::ReplaySend r;
+    r.time_ns = s.time_ns;
+    r.src = s.src_cpu % static_cast<std::uint32_t>(vcpus);
+    trace_cpus.insert(s.src_cpu);
+    for (auto t : s.targets) {
+      trace_cpus.insert(t);
+      const unsigned m = t % static_cast<std::uint32_t>(vcpus);
+      if (m == r.src) {
+        ++dropped_self;
+        continue;
+      }
+      if (std::find(r.targets.begin(), r.targets.end(), m) == r.targets.end()) r.targets.push_back(m);
+    }
+    std::sort(r.targets.begin(), r.targets.end());
+    const KindMap km = kind_of(s.kind);
+    if (!km.exact) ++inexact;
+    r.kind = km.kind;
+    r.kind_name = std::string(trace::kind_name(s.kind));
+    if (!r.targets.empty()) sends.push_back(std::move(r));
+  });
+  std::map<std::string, sim::Histogram> measured;  // ns
+  trace::for_each_ipi_delivery(a.trace, [&](const trace::IpiDelivery& d) {
+    measured[std::string(trace::kind_name(d.kind))].record(static_cast<std::int64_t>(d.entry_ns - d.send_ns));
+  });
+
+  // 3. Each variant.
+  struct Row {
+    std::string name;
+    workload::ReplayResult r;
+  };
+  std::vector<Row> rows;
+  for (auto& v : ps.variants) rows.push_back({v.name, workload::replay(v.spec, sends, ps.info->default_mechanism)});
+
+  std::string mapping;
+  for (auto c : trace_cpus) mapping += fmt::format("{}{}->vCPU{}", mapping.empty() ? "" : ", ", c, c % vcpus);
+  std::set<std::string> kinds;
+  for (const auto& [k, h] : measured) kinds.insert(k);
+  for (const auto& row : rows)
+    for (const auto& [k, h] : row.r.latency_by_kind) kinds.insert(k);
+
+  nlohmann::json j;
+  j["trace"] = a.trace;
+  j["scenario"] = ps.name;
+  j["ipis_in_trace"] = total;
+  j["ipis_replayed"] = sends.size();
+  j["self_targets_dropped"] = dropped_self;
+  j["kinds_without_vector"] = inexact;
+  j["cpu_mapping"] = mapping;
+  for (const auto& [k, h] : measured) j["measured"][k] = stats_json(h, 1.0);
+  for (const auto& row : rows) {
+    nlohmann::json v;
+    v["name"] = row.name;
+    for (const auto& [k, val] : row.r.settings) v["settings"][k] = val;
+    for (const auto& [k, h] : row.r.latency_by_kind) v["latency_ns"][k] = stats_json(h, 1000.0);
+    v["counters"] = row.r.counters;
+    v["notes"] = row.r.notes;
+    v["provenance"] = row.r.provenance;
+    j["variants"].push_back(std::move(v));
+  }
+
+  // Text: one row per kind, measured next to each variant's model (p50 / p99, ns).
+  std::string txt = fmt::format("== replay of {} through scenario {} ==\n", a.trace, ps.name);
+  txt += fmt::format("  IPIs       {} sends in the trace, {} replayed{}\n", total, sends.size(),
+                     dropped_self ? fmt::format(" ({} targets dropped: same vCPU as the sender after mapping)", dropped_self) : "");
+  if (inexact)
+    txt += fmt::format("  kinds      {} sends of a kind without a vector of its own went out as call-function-single\n", inexact);
+  txt += fmt::format("  mapping    trace CPU -> vCPU of a {}-vCPU VM: {}\n", vcpus, mapping);
+  txt += "  latency    send -> handler entry, ns: p50 / p99 (count)\n\n";
+  std::string header = fmt::format("  {:<22} {:>24}", "kind", "measured (trace)");
+  for (const auto& row : rows) header += fmt::format(" {:>26}", row.name.substr(0, 26));
+  txt += header + "\n";
+  for (const auto& k : kinds) {
+    std::string line = fmt::format("  {:<22}", k);
+    auto it = measured.find(k);
+    line += it == measured.end() ? fmt::format(" {:>24}", "-")
+                                 : fmt::format(" {:>24}", fmt::format("{:.0f} / {:.0f} ({})", it->second.percentile(50),
+                                                                     it->second.percentile(99), it->second.count()));
+    for (const auto& row : rows) {
+      auto m = row.r.latency_by_kind.find(k);
+      line += m == row.r.latency_by_kind.end() || m->second.count() == 0
+                  ? fmt::format(" {:>26}", "-")
+                  : fmt::format(" {:>26}", fmt::format("{:.0f} / {:.0f} ({})", m->second.percentile(50) / 1000,
+                                                      m->second.percentile(99) / 1000, m->second.count()));
+    }
+    txt += line + "\n";
+  }
+  txt += "\n";
+  for (const auto& row : rows) {
+    std::string s;
+    for (const auto& [k, v] : row.r.settings) s += (s.empty() ? "" : ", ") + k + "=" + v;
+    txt += fmt::format("  {}: {}\n", row.name, s);
+    for (const auto& n : row.r.notes) txt += fmt::format("    note: {}\n", n);
+  }
+  txt += "\n  The measured column is what the traced machine did; each variant column is what the modelled\n"
+         "  mechanism would give for the same sends, at the same times, on the scenario's host and profile.\n";
+
+  if (!a.json.empty()) {
+    const std::string doc = j.dump(2) + "\n";
+    if (a.json == "-") {
+      out << doc;
+      return;
+    }
+    write_file_atomically(a.json, doc);
+  }
+  out << txt;
+}
+
+}  // namespace ipilab::scenario

@@ -1,0 +1,115 @@
+// ipilab/workload/mechanism.h — IPI delivery mechanisms: an interface, one file per implementation
+// (src/workload/mechanisms/), chosen by name with the `mechanism` workload parameter (the Ramulator
+// 2.0 pattern). Each mechanism declares its parameters and the cost keys it reads once (SST ELI);
+// `ipilab list --mechanisms` prints them.
+//
+// A mechanism is the whole path of one send, both sides: the Linux guest's send hook (which
+// hypercalls, ICR writes or ICC_SGI1R_EL1 writes it issues, and the work it does, from the models in
+// src/hv, src/x86, src/gic), the host side that executes them (KVM or Hyper-V, the ITS), and what a
+// target vCPU pays when the interrupt reaches it (posted-interrupt injection, a wake-up from HLT, a
+// kick and list-register injection). It turns that into priced steps (plan.h); the simulation core
+// (vm_run.h) executes them, queueing where lanes say a shared thing is busy.
+//
+// Shipped: hyperv, x2apic-physical, x2apic-cluster, kvm-pv (x86); gicv4.1-vsgi, gicv3-emulated-sgi
+// (Arm). Adding a mechanism (docs/architecture.md, "Adding a mechanism"): one new file in
+// src/workload/mechanisms/ with a describe_<name>() returning its MechanismInfo, its line in
+// mechanisms/registry.cpp, and its cost keys in src/cost/catalog.*.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cost/catalog.h"
+#include "topology/host.h"
+#include "topology/vm.h"
+#include "workload/params.h"
+#include "workload/plan.h"
+
+namespace ipilab::workload {
+
+enum class Arch : std::uint8_t { X86, Arm };
+std::string_view arch_name(Arch a);
+
+/// How a send is addressed: one CPU (apic->send_IPI / smp_cross_call of one CPU), a mask
+/// (send_IPI_mask) or all but self (send_IPI_mask_allbutself of the given CPUs).
+enum class Addressing : std::uint8_t { One, Mask, MaskAllButSelf };
+
+/// What an IPI is for; vector_of() gives the architecture's vector (x86) or SGI number (arm64).
+enum class IpiKind : std::uint8_t {
+  CallFunctionSingle,  ///< x86 CALL_FUNCTION_SINGLE_VECTOR 0xFB; arm64 IPI_CALL_FUNC (SGI 1)
+  CallFunction,        ///< x86 CALL_FUNCTION_VECTOR 0xFC;        arm64 IPI_CALL_FUNC (SGI 1)
+  Reschedule,          ///< x86 RESCHEDULE_VECTOR 0xFD;           arm64 IPI_RESCHEDULE (SGI 0)
+  IrqWork,             ///< x86 IRQ_WORK_VECTOR 0xF6;             arm64 IPI_IRQ_WORK (SGI 5)
+  Platform,            ///< x86 X86_PLATFORM_IPI_VECTOR 0xF7 (hv_qlock_kick); no arm64 equivalent
+};
+/// Linux's vector (x86, arch/x86/include/asm/irq_vectors.h) or SGI (arm64, arch/arm64/kernel/smp.c
+/// enum ipi_msg_type) of `kind`; InputError(place) when the architecture has none.
+std::uint32_t vector_of(Arch arch, IpiKind kind, std::string_view place);
+
+/// One send the core asks for. `targets` are guest CPUs, ascending, without the sender.
+struct SendRequest {
+  unsigned sender = 0;
+  std::span<const unsigned> targets;
+  Addressing addressing = Addressing::One;
+  std::uint32_t vector = 0;
+};
+
+/// What a target vCPU pays when an interrupt of this mechanism reaches it, by its state.
+struct ArrivalSteps {
+  std::vector<PlanStep> running;   ///< it runs guest code (spinning, computing, polling idle)
+  std::vector<PlanStep> halted;    ///< it sits in HLT / WFI: the wake-up
+  std::vector<PlanStep> prologue;  ///< handler steps right after guest.irq_entry (arm64: ICC_IAR1_EL1)
+};
+
+class Mechanism {
+ public:
+  virtual ~Mechanism() = default;
+  /// Plans one send (deterministic for a given request; the core caches plans).
+  virtual SendPlan plan(const SendRequest& request) = 0;
+  virtual const ArrivalSteps& arrival() const = 0;
+  /// The resolved settings to show ("mechanism", "send_ipi_one", "ITS written", ...).
+  virtual std::vector<std::pair<std::string, std::string>> settings() const = 0;
+  /// Remarks for the reader about the configuration (e.g. "the vPE table is shared by all CPUs").
+  virtual std::vector<std::string> notes() const { return {}; }
+};
+
+/// What a mechanism is built from (one per run).
+struct MechanismContext {
+  const topology::Host& host;
+  const topology::Vm& vm;
+  const Params& params;   ///< the scenario's [workload] table (the mechanism reads its own keys)
+  Pricer& pricer;
+};
+
+struct MechanismInfo {
+  std::string_view name;
+  Arch arch;
+  std::string_view description;
+  std::vector<ParamInfo> params;          ///< its [workload] keys
+  std::vector<cost::CostKey> cost_keys;   ///< every profile key it may read
+  std::function<std::unique_ptr<Mechanism>(MechanismContext&)> make;
+};
+
+/// All mechanisms, sorted by name.
+std::vector<const MechanismInfo*> list_mechanisms();
+/// The mechanism by name, or InputError(place, reason listing the names).
+const MechanismInfo& find_mechanism(std::string_view name, std::string_view place);
+/// The mechanism the [workload] table names (`mechanism`, default `def`), restricted to `arch` when
+/// given. A key that belongs to another mechanism is an error naming it ("only meaningful with
+/// mechanism = ..."). Throws InputError naming the key.
+const MechanismInfo& chosen_mechanism(const Params& params, std::string_view def);
+/// The `mechanism` parameter's declaration (choices: every registered mechanism).
+ParamInfo mechanism_param(std::string_view def);
+
+/// A step for a posted message crossing from NUMA node `from` to node `to`, priced from the host's
+/// latency matrix (Host::hop_ns); nullopt when the two are one node (nothing to add).
+std::optional<PlanStep> interconnect_step(Pricer& pricer, const topology::Host& host, int from_node, int to_node,
+                                          std::string_view what);
+
+}  // namespace ipilab::workload

@@ -1,0 +1,16 @@
+// ipilab/workload/mechanisms/builtin.h — the shipped mechanisms' descriptions (registry.cpp lists
+// them; one file each).
+#pragma once
+
+#include "workload/mechanism.h"
+
+namespace ipilab::workload {
+
+MechanismInfo describe_hyperv();              // hyperv.cpp
+MechanismInfo describe_x2apic_physical();     // x2apic_physical.cpp
+MechanismInfo describe_x2apic_cluster();      // x2apic_cluster.cpp
+MechanismInfo describe_kvm_pv();              // kvm_pv.cpp
+MechanismInfo describe_gicv4_1_vsgi();        // gicv4_1_vsgi.cpp
+MechanismInfo describe_gicv3_emulated_sgi();  // gicv3_emulated_sgi.cpp
+
+}  // namespace ipilab::workload

@@ -1,0 +1,134 @@
+// gicv4.1-vsgi: GICv4.1 direct vSGI injection. The guest's ICC_SGI1R_EL1 write traps to KVM
+// (access_gic_sgi -> vgic_v3_dispatch_sgi), which for each target calls irq_set_irqchip_state ->
+// its_sgi_set_irqchip_state: one GITS_SGIR write of (vPEID, vINTID) to find_4_1_its() of the
+// sender's pCPU (src/gic/linux_its.h, before or after the seed patch f1a3fac4095c). The ITS looks the
+// vPE up in its vPE table and forwards to the redistributor hosting it, which presents the vSGI to
+// the resident vPE without any exit on the target.
+//
+// Pricing (cost keys, src/cost/catalog.h), per ICC_SGI1R_EL1 write (arm_common.h) on the sender:
+//   gic.sgi_trap_entry, then per target gic.vgic_dispatch_sgi (its delivery leaves after it), then
+//   gic.sgi_trap_return.
+// In flight, per target: its.sgir_write; the interconnect from the sender's node to the ITS's (host
+// latency matrix); its.sgir_process on the ITS's GITS_SGIR port (one write at a time per ITS);
+// its.rd_hop; the interconnect from the ITS's node to the target redistributor's; gic.rd_vsgi_pending.
+// Arrival: resident (running) target: nothing more; halted (WFI, vPE not resident, doorbell):
+// vcpu.halt_wakeup. Handler prologue: gic.ack_iar.
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "workload/mechanisms/arm_common.h"
+#include "workload/mechanisms/builtin.h"
+
+namespace ipilab::workload {
+namespace {
+
+using namespace cost::keys;
+constexpr std::string_view kSender = "sender";
+constexpr std::string_view kPolicies[] = {"pre-seed", "post-seed"};
+const ChoiceParam kFind41{"find_4_1_its", "post-seed", kPolicies,
+                          "ITS choice for GITS_SGIR: pre-seed (first v4.1 ITS in its_nodes = the last one firmware "
+                          "reported) or post-seed (per-CPU local_4_1_its, f1a3fac4095c)"};
+
+class Vsgi final : public Mechanism {
+ public:
+  explicit Vsgi(MechanismContext& ctx) : host_(&ctx.host), vm_(&ctx.vm), pricer_(&ctx.pricer) {
+    pol_name_ = ctx.params.get(kFind41);
+    policy_ = pol_name_ == "pre-seed" ? gic::Find41Policy::PreSeed : gic::Find41Policy::PostSeed;
+    gic_ = std::make_unique<VmGic>(ctx.host, ctx.vm, policy_);
+    Pricer& pr = *pricer_;
+    arrival_.halted = {pr.step("target", "WFI: doorbell, vCPU scheduled, vPE made resident", vcpu_halt_wakeup, 1, Lane::TargetHv)};
+    arrival_.prologue = {pr.step("target", "acknowledge: ICC_IAR1_EL1 read", gic_ack_iar)};
+  }
+
+  SendPlan plan(const SendRequest& r) override {
+    Pricer& pr = *pricer_;
+    SendPlan p;
+    const int spcpu = vm_->pcpu_of(static_cast<int>(r.sender));
+    const int snode = host_->cpu(spcpu).node;
+    for (const auto& [b, e] : sgi1r_writes(r.targets)) {
+      p.sender.push_back(pr.step(kSender, "ICC_SGI1R_EL1 write traps to EL2", gic_sgi_trap_entry, 1, Lane::Exit));
+      add_counter(p, pr, "vm_exits");
+      for (std::size_t i = b; i < e; ++i) {
+        const unsigned target = r.targets[i];
+        p.sender.push_back(pr.step(kSender, "vgic_v3_dispatch_sgi -> its_sgi_set_irqchip_state", gic_vgic_dispatch_sgi, 1, Lane::Exit));
+        add_counter(p, pr, "sgir_writes");
+        const gic::VsgiRoute route = gic_->driver->send_vsgi(policy_, spcpu, static_cast<std::uint16_t>(target),
+                                                             static_cast<std::uint8_t>(r.vector & 0xF));
+        if (route.its < 0 || !route.write.accepted()) {
+          p.lost.push_back({static_cast<int>(target),
+                            fmt::format("GITS_SGIR write from pCPU {} was not accepted ({})", spcpu,
+                                        gic::sgir_outcome_name(route.write.outcome))});
+          p.notes.push_back(p.lost.back().reason);
+          continue;
+        }
+        const int its_node = host_->its[static_cast<std::size_t>(route.its)].node;
+        const int rd_node = host_->cpu(route.target_cpu()).node;
+        PlannedDelivery d;
+        d.target_cpu = static_cast<int>(target);
+        d.after_sender_step = static_cast<std::uint32_t>(p.sender.size() - 1);
+        d.path.push_back(pr.step("in flight", "GITS_SGIR write (posted MMIO)", its_sgir_write, 1, Lane::Wire));
+        if (auto s = interconnect_step(pr, *host_, snode, its_node, "GITS_SGIR write to the ITS's node")) d.path.push_back(*s);
+        d.path.push_back(pr.step(fmt::format("ITS{}", route.its), "vPE table lookup, forward to the RD", its_sgir_process, 1,
+                                 Lane::ItsPort, route.its));
+        d.path.push_back(pr.step("in flight", "ITS -> redistributor message", its_rd_hop, 1, Lane::Wire));
+        if (auto s = interconnect_step(pr, *host_, its_node, rd_node, "ITS -> redistributor on another node")) d.path.push_back(*s);
+        d.path.push_back(pr.step("RD", "vSGI pending -> vCPU interface", gic_rd_vsgi_pending, 1, Lane::Wire));
+        p.deliveries.push_back(std::move(d));
+        add_counter(p, pr, route.its_local ? "its_local" : "its_remote");
+      }
+      p.sender.push_back(pr.step(kSender, "return from the trap, ERET to the guest", gic_sgi_trap_return, 1, Lane::Exit));
+    }
+    return p;
+  }
+
+  const ArrivalSteps& arrival() const override { return arrival_; }
+
+  std::vector<std::pair<std::string, std::string>> settings() const override {
+    std::vector<std::pair<std::string, std::string>> s{{"mechanism", "gicv4.1-vsgi"}, {"find_4_1_its", pol_name_}};
+    s.emplace_back("vPE tables", fmt::format("CommonLPIAff = {}", host_->gic_common_lpi_aff.value_or(1)));
+    // Which ITS each socket's vCPUs write.
+    std::map<int, std::pair<int, bool>> by_socket;  // sender socket -> (ITS, local)
+    for (const auto& v : vm_->vcpus) {
+      const gic::ItsChoice c = gic_->driver->choose_sgir_its(v.pcpu, policy_);
+      by_socket.emplace(c.sender_socket, std::pair{c.its, c.its_local});
+    }
+    std::string w;
+    for (const auto& [sock, c] : by_socket) {
+      const std::string its = c.first < 0 ? std::string("none") : fmt::format("ITS{} on socket {}", c.first, host_->its[static_cast<std::size_t>(c.first)].socket);
+      w += fmt::format("{}{}{} ({})", w.empty() ? "" : "; ", by_socket.size() > 1 ? fmt::format("socket {} -> ", sock) : "", its,
+                       c.second ? "local" : "remote");
+    }
+    s.emplace_back("ITS written", w);
+    return s;
+  }
+
+  /// The ITS a vCPU's pCPU writes (for the workloads' settings).
+  gic::ItsChoice choice(unsigned cpu) const { return gic_->driver->choose_sgir_its(vm_->pcpu_of(static_cast<int>(cpu)), policy_); }
+
+ private:
+  const topology::Host* host_;
+  const topology::Vm* vm_;
+  Pricer* pricer_;
+  std::string pol_name_;
+  gic::Find41Policy policy_;
+  std::unique_ptr<VmGic> gic_;
+  ArrivalSteps arrival_;
+};
+
+}  // namespace
+
+MechanismInfo describe_gicv4_1_vsgi() {
+  return {"gicv4.1-vsgi",
+          Arch::Arm,
+          "GICv4.1 direct vSGI: the trapped ICC_SGI1R_EL1 becomes one GITS_SGIR write per target to find_4_1_its() "
+          "of the sender's pCPU; no exit on a resident target",
+          {info(kFind41)},
+          {gic_sgi_trap_entry, gic_vgic_dispatch_sgi, gic_sgi_trap_return, its_sgir_write, its_sgir_process, its_rd_hop,
+           gic_rd_vsgi_pending, gic_ack_iar, vcpu_halt_wakeup},
+          [](MechanismContext& ctx) { return std::make_unique<Vsgi>(ctx); }};
+}
+
+}  // namespace ipilab::workload

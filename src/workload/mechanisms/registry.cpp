@@ -1,0 +1,99 @@
+// The mechanism registry and what every mechanism shares: the `mechanism` parameter, the kind ->
+// vector table, interconnect steps.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "workload/mechanism.h"
+#include "workload/mechanisms/builtin.h"
+
+namespace ipilab::workload {
+namespace {
+
+const std::vector<MechanismInfo>& registry() {
+  // One line per mechanism (builtin.h); sorted by name for listings. Built once, then read-only.
+  static const std::vector<MechanismInfo> all = [] {
+    std::vector<MechanismInfo> v{describe_hyperv(),  describe_x2apic_physical(), describe_x2apic_cluster(),
+                                 describe_kvm_pv(),  describe_gicv4_1_vsgi(),    describe_gicv3_emulated_sgi()};
+    std::sort(v.begin(), v.end(), [](const MechanismInfo& a, const MechanismInfo& b) { return a.name < b.name; });
+    return v;
+  }();
+  return all;
+}
+
+std::string names() {
+  std::string out;
+  for (const auto& m : registry()) out += (out.empty() ? "" : ", ") + std::string(m.name);
+  return out;
+}
+
+}  // namespace
+
+std::string_view arch_name(Arch a) { return a == Arch::X86 ? "x86" : "arm64"; }
+
+std::uint32_t vector_of(Arch arch, IpiKind kind, std::string_view place) {
+  if (arch == Arch::X86) {
+    switch (kind) {
+      case IpiKind::CallFunctionSingle: return 0xFB;
+      case IpiKind::CallFunction: return 0xFC;
+      case IpiKind::Reschedule: return 0xFD;
+      case IpiKind::IrqWork: return 0xF6;
+      case IpiKind::Platform: return 0xF7;
+    }
+  } else {
+    switch (kind) {
+      case IpiKind::CallFunctionSingle:
+      case IpiKind::CallFunction: return 1;  // IPI_CALL_FUNC
+      case IpiKind::Reschedule: return 0;    // IPI_RESCHEDULE
+      case IpiKind::IrqWork: return 5;       // IPI_IRQ_WORK
+      case IpiKind::Platform:
+        throw InputError(std::string(place), "arm64 has no X86_PLATFORM_IPI_VECTOR (PV spinlock kick): use an x86 mechanism");
+    }
+  }
+  return 0;
+}
+
+std::vector<const MechanismInfo*> list_mechanisms() {
+  std::vector<const MechanismInfo*> out;
+  for (const auto& m : registry()) out.push_back(&m);
+  return out;
+}
+
+const MechanismInfo& find_mechanism(std::string_view name, std::string_view place) {
+  for (const auto& m : registry())
+    if (m.name == name) return m;
+  throw InputError(std::string(place), fmt::format("unknown mechanism \"{}\" (known: {})", name, names()));
+}
+
+ParamInfo mechanism_param(std::string_view def) {
+  return {"mechanism", "string", fmt::format("\"{}\"", def),
+          fmt::format("how the IPI is delivered (ipilab list --mechanisms): {}", names())};
+}
+
+const MechanismInfo& chosen_mechanism(const Params& params, std::string_view def) {
+  const std::string name = params.get_string("mechanism", def);
+  const MechanismInfo& m = find_mechanism(name, params.place("mechanism"));
+  // A key of another mechanism is a mistake, not an unused value.
+  for (const auto& other : registry()) {
+    if (other.name == m.name) continue;
+    for (const auto& p : other.params) {
+      if (!params.has(p.name)) continue;
+      const bool mine = std::any_of(m.params.begin(), m.params.end(), [&](const ParamInfo& q) { return q.name == p.name; });
+      if (!mine)
+        throw InputError(params.place(p.name),
+                         fmt::format("only meaningful with mechanism = \"{}\" (this is \"{}\")", other.name, m.name));
+    }
+  }
+  return m;
+}
+
+std::optional<PlanStep> interconnect_step(Pricer& pricer, const topology::Host& host, int from_node, int to_node,
+                                          std::string_view what) {
+  const double ns = host.hop_ns(from_node, to_node);
+  if (ns <= 0) return std::nullopt;
+  return pricer.fixed("interconnect", fmt::format("{} (node {} -> node {})", what, from_node, to_node),
+                      "host latency matrix", sim::from_ns(ns), Lane::Wire);
+}
+
+}  // namespace ipilab::workload

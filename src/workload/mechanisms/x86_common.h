@@ -1,0 +1,56 @@
+// ipilab/workload/mechanisms/x86_common.h — what the x86 mechanisms share: the x86 model's view of
+// the VM, pricing of the x2APIC ICR writes and KVM_HC_SEND_IPI calls a Linux guest send issues
+// (src/x86 says which; KVM's host side says who gets what), and the target-side arrival costs.
+//
+// Pricing (cost keys, src/cost/catalog.h):
+//   every send          guest.ipi_path_call; guest.cpumask_word per cpumask word walked/written
+//   an ICR write        vm.exit_entry + x2apic.icr_write_exit, then x2apic.icr_dest_per_target per
+//                       destination (the delivery leaves after it) — all on the sender's pCPU (Exit)
+//   a KVM PV call       vm.exit_entry + kvm.pv_send_ipi_call, then kvm.pv_send_ipi_per_dest per target
+//   every delivery      the interconnect from the sender's node to the target's (host latency matrix)
+//   arrival             running target: apic.interrupt_injection (posted interrupt, no exit);
+//                       halted target: vcpu.halt_wakeup on the target's pCPU
+#pragma once
+
+#include <span>
+
+#include "workload/mechanism.h"
+#include "x86/guest_send.h"
+#include "x86/linux_kvm_guest.h"
+#include "x86/vm.h"
+
+namespace ipilab::workload {
+
+/// The x86 model's VM: vCPU n has x2APIC ID n (QEMU -smp N), every APIC present and enabled.
+x86::X86Vm x86_view(const topology::Vm& vm);
+
+/// Appends the steps and deliveries of `send` (issued by `sender`) to `plan`; `intended` are the CPUs
+/// the send was for (a delivery elsewhere is misdelivered; an intended CPU nobody delivered to is lost).
+void price_x86_send(SendPlan& plan, Pricer& pricer, const topology::Host& host, const topology::Vm& vm, const x86::X86Vm& xvm,
+                    unsigned sender, const x86::GuestSend& send, std::span<const unsigned> intended);
+
+/// apic.interrupt_injection when running, vcpu.halt_wakeup when halted; no prologue.
+ArrivalSteps x86_arrival(Pricer& pricer);
+
+/// The keys price_x86_send and x86_arrival read.
+std::vector<cost::CostKey> x86_cost_keys();
+
+/// x2apic-physical, x2apic-cluster and kvm-pv: the Linux KVM guest's send paths (src/x86).
+class X86NativeMechanism final : public Mechanism {
+ public:
+  X86NativeMechanism(MechanismContext& ctx, std::string name, x86::X2apicMode mode, bool pv);
+  SendPlan plan(const SendRequest& request) override;
+  const ArrivalSteps& arrival() const override { return arrival_; }
+  std::vector<std::pair<std::string, std::string>> settings() const override;
+
+ private:
+  const topology::Host* host_;
+  const topology::Vm* vm_;
+  Pricer* pricer_;
+  x86::X86Vm xvm_;
+  std::string name_;
+  x86::LinuxKvmGuestConfig cfg_;
+  ArrivalSteps arrival_;
+};
+
+}  // namespace ipilab::workload

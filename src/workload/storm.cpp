@@ -1,0 +1,196 @@
+// storm: many senders at once — the shape of AMD's ipistorm module and of a TLB-shootdown storm. N
+// senders (the first `senders` vCPUs), each sending to a target set (every other vCPU, a partner, the
+// next vCPU, or a list) back to back or after a think time (fixed or Poisson), with or without waiting:
+//   send = "call"  smp_call_function_single / _many(targets, func, wait): the CSD queue rules apply
+//                  (a target whose call_single_queue is busy gets no IPI of its own), and the polling
+//                  policy for single-target calls;
+//   send = "ipi"   one IPI per target with micro-bench's handler (sets a flag the sender spins on when
+//                  waiting): the ipi_hw shape, for the GIC mechanisms.
+// Every vCPU is also a target; what a vCPU does between its own sends (or when it is not a sender) is
+// its VM state. Iterations count sends over all senders. Reports per-call latency, per-sender means,
+// throughput (IPIs/s, calls/s) and every resource's utilisation and queue wait.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "workload/builtin.h"
+#include "workload/run_common.h"
+
+namespace ipilab::workload {
+namespace {
+
+using namespace cost::keys;
+constexpr std::string_view kSendKinds[] = {"call", "ipi"};
+constexpr std::string_view kTargetSets[] = {"all-but-self", "partner", "next", "list"};
+constexpr std::string_view kHandlers[] = {"tlb_flush", "callback"};
+constexpr std::string_view kArrivals[] = {"fixed", "poisson"};
+constexpr std::string_view kUnits[] = {"ns", "cycles", "us"};
+const IntParam kSenders{"senders", 0, 1, 65536, "the first N vCPUs send", "every vCPU"};
+const ChoiceParam kTargets{"targets", "all-but-self", kTargetSets,
+                           "each sender's targets: every other vCPU, its partner (sender + partner_offset), the next "
+                           "vCPU, or target_list"};
+const IntParam kOffset{"partner_offset", 0, 1, 65535, "targets = \"partner\": sender + offset (mod vCPUs)", "vCPUs / 2"};
+const IntListParam kList{"target_list", "targets = \"list\": the guest CPUs every sender sends to (itself skipped)", "(none)"};
+const ChoiceParam kSend{"send", "call", kSendKinds,
+                        "call: smp_call_function_single/_many through the call_single_queue; ipi: one IPI per target "
+                        "with micro-bench's flag handler"};
+const BoolParam kWait{"wait", true, "the sender waits for every callback (csd_lock_wait) / flag before its next send"};
+const ChoiceParam kHandler{"handler", "tlb_flush", kHandlers,
+                           "send = \"call\": the function on each target: tlb_flush (guest.tlb_flush_handler) or callback"};
+const FloatParam kThink{"think_ns", 0, 0, 1e12, "guest work between a sender's sends, ns (0: back to back)"};
+const ChoiceParam kArr{"arrivals", "fixed", kArrivals, "think_ns is fixed, or the mean of an exponential (Poisson sends)"};
+const IntParam kVector{"vector", -1, -1, 255,
+                       "vector / SGI to send (default: CALL_FUNCTION_SINGLE or CALL_FUNCTION for calls by target "
+                       "count, IPI_CALL_FUNC on arm64)",
+                       "by kind"};
+const ChoiceParam kUnit{"unit", "ns", kUnits, "unit of the figures: ns, us or cycles (profile clock)"};
+constexpr std::string_view kDefaultMechanism = "x2apic-physical";
+
+std::vector<ParamInfo> params() {
+  return {info(kSenders), info(kTargets), info(kOffset), info(kList),  info(kSend),         info(kWait),
+          info(kHandler), info(kThink),   info(kArr),    info(kVector), info(kPollingParam), info(kUnit)};
+}
+
+class StormProgram final : public Program {
+ public:
+  StormProgram(std::vector<unsigned> targets, Op send, sim::Ps think, bool poisson)
+      : targets_(std::move(targets)), send_(send), think_(think), poisson_(poisson) {
+    send_.targets = targets_;
+  }
+  Op next(ProgramCtx& ctx) override {
+    switch (phase_++ % 3) {
+      case 0: return Op::mark();
+      case 1:
+        if (think_.v > 0) {
+          if (!poisson_) return Op::compute(think_);
+          const double u = ctx.rng->uniform01();
+          return Op::compute(sim::Ps{static_cast<std::int64_t>(std::llround(-std::log1p(-u) * static_cast<double>(think_.v)))});
+        }
+        ++phase_;
+        return send_;
+      default: return send_;
+    }
+  }
+
+ private:
+  std::vector<unsigned> targets_;
+  Op send_;
+  sim::Ps think_;
+  bool poisson_;
+  std::uint64_t phase_ = 0;
+};
+
+class Storm final : public Workload {
+ public:
+  RunResult run(const RunSpec& spec) const override {
+    const int n = spec.vm.size();
+    if (n < 2) throw InputError(spec.params.place("senders"), "a storm needs a VM of at least 2 vCPUs");
+    const auto senders = static_cast<int>(spec.params.get(kSenders, n, n));
+    const std::string tset = spec.params.get(kTargets);
+    const auto offset = static_cast<int>(spec.params.get(kOffset, std::max(1, n / 2), n - 1));
+    const std::string send = spec.params.get(kSend);
+    const bool wait = spec.params.get(kWait);
+    const std::string unit = spec.params.get(kUnit);
+    std::vector<std::int64_t> list;
+    if (tset == "list") {
+      if (!spec.params.has(kList.name)) throw InputError(spec.params.place("target_list"), "targets = \"list\" needs target_list");
+      list = spec.params.get(kList, {});
+      for (std::size_t i = 0; i < list.size(); ++i)
+        if (list[i] < 0 || list[i] >= n)
+          throw InputError(spec.params.place("target_list"), fmt::format("target_list[{}] = {} is not a vCPU (0..{})", i, list[i], n - 1));
+    } else if (spec.params.has(kList.name)) {
+      throw InputError(spec.params.place("target_list"), "only meaningful with targets = \"list\"");
+    }
+    Bound b(spec, kDefaultMechanism);
+    const Arch arch = b.arch();
+    const bool call = send == "call";
+
+    RunConfig cfg;
+    cfg.spec = &spec;
+    cfg.mechanism = b.mechanism.get();
+    cfg.uses_calls = call;
+    cfg.polling = spec.params.get(kPollingParam) == "skip-if-polling" ? PollingPolicy::SkipIfPolling : PollingPolicy::AlwaysIpi;
+    cfg.call_single_vector = vector_of(arch, IpiKind::CallFunctionSingle, spec.params.place("mechanism"));
+    cfg.warmup = spec.warmup;
+    cfg.iterations = spec.iterations;
+    if (call) {
+      cfg.csd_functions = {{{spec.params.get(kHandler) == "tlb_flush"
+                                 ? b.pricer.step("target", "flush_tlb_func", guest_tlb_flush_handler)
+                                 : b.pricer.step("target", "the called function", guest_callback)},
+                            false}};
+    } else {
+      cfg.ipi_bodies = {HandlerBody{{}, true}};
+      if (spec.params.has(kHandler.name)) throw InputError(spec.params.place("handler"), "only meaningful with send = \"call\"");
+    }
+    const sim::Ps think = sim::from_ns(spec.params.get(kThink));
+    const bool poisson = spec.params.get(kArr) == "poisson";
+    cfg.programs.resize(static_cast<std::size_t>(n));
+    std::size_t max_targets = 0;
+    for (int s = 0; s < senders; ++s) {
+      std::vector<unsigned> t;
+      if (tset == "all-but-self") {
+        for (int c = 0; c < n; ++c)
+          if (c != s) t.push_back(static_cast<unsigned>(c));
+      } else if (tset == "partner") {
+        t.push_back(static_cast<unsigned>((s + offset) % n));
+      } else if (tset == "next") {
+        t.push_back(static_cast<unsigned>((s + 1) % n));
+      } else {
+        for (auto c : list)
+          if (c != s && std::find(t.begin(), t.end(), static_cast<unsigned>(c)) == t.end()) t.push_back(static_cast<unsigned>(c));
+        std::sort(t.begin(), t.end());
+      }
+      if (t.empty()) continue;
+      max_targets = std::max(max_targets, t.size());
+      const IpiKind kind = t.size() == 1 ? IpiKind::CallFunctionSingle : IpiKind::CallFunction;
+      const std::int64_t vp = spec.params.get(kVector);
+      const auto vector = vp >= 0 ? static_cast<std::uint32_t>(vp) : vector_of(arch, kind, spec.params.place("mechanism"));
+      const Op op = call ? Op::call({}, vector, 0, wait, t.size() == 1 ? Addressing::One : Addressing::Mask)
+                         : Op::ipi({}, vector, 0, wait);
+      cfg.programs[static_cast<std::size_t>(s)] = std::make_unique<StormProgram>(std::move(t), op, think, poisson);
+    }
+    RunOutput out = run_vm(cfg, b.pricer);
+
+    const double ppu = ps_per_unit(spec, unit);
+    sim::Histogram per_sender;
+    for (const auto& [mean, count] : out.per_sender_call)
+      if (count) per_sender.record(static_cast<std::int64_t>(std::llround(mean)));
+    std::vector<Metric> m;
+    if (wait)
+      m.push_back(make_metric("call_latency", unit,
+                              call ? "one smp_call_function_*(wait=1) on a sender: queue the CSDs, send, spin until every "
+                                     "target released its CSD"
+                                   : "one IPI round trip per sender: send, spin until every target's handler set the flag",
+                              std::move(out.call), ppu));
+    m.push_back(make_metric("send_cost", unit, "time inside the send hook on a sender", std::move(out.send_cost), ppu));
+    m.push_back(make_metric("delivery_latency", unit, "send start -> first handler instruction of the call's last target",
+                            std::move(out.delivery), ppu));
+    if (wait)
+      m.push_back(make_metric("sender_mean_latency", unit, "each sender's mean call latency (one sample per sender)",
+                              std::move(per_sender), ppu));
+    auto settings = b.mechanism->settings();
+    settings.emplace_back("senders", std::to_string(senders));
+    settings.emplace_back("targets", tset == "partner" ? fmt::format("partner (+{})", offset) : tset);
+    settings.emplace_back("send", fmt::format("{}{}", send, wait ? ", wait" : ", no wait"));
+    if (call && max_targets == 1) settings.emplace_back("polling", spec.params.get(kPollingParam));
+    settings.emplace_back("think", think.v == 0 ? std::string("back to back")
+                                                : fmt::format("{} ns ({})", spec.params.get(kThink), spec.params.get(kArr)));
+    return assemble(spec, b, std::move(out), std::move(m), std::move(settings), spec.iterations);
+  }
+};
+
+}  // namespace
+
+WorkloadInfo describe_storm() {
+  WorkloadInfo w{"storm",
+                 "many senders at once (ipistorm, TLB-shootdown storms): every sender's calls or IPIs contend for the "
+                 "targets' queues, the hypervisor and the ITSs; main metric: call latency",
+                 with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<Storm>(); }};
+  w.cost_keys = {guest_tlb_flush_handler, guest_callback};
+  w.validate = validator("storm", params(), std::string(kDefaultMechanism), std::nullopt);
+  w.default_mechanism = std::string(kDefaultMechanism);
+  return w;
+}
+
+}  // namespace ipilab::workload

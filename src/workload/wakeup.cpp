@@ -1,0 +1,100 @@
+// wakeup: producer/consumer pairs across vCPUs that wake each other, the wake-up-heavy case where
+// skipping IPIs to polling targets wins (perf bench sched pipe's shape). Pair i is vCPU i (producer)
+// and vCPU i + pairs (consumer). Each side works for work_ns, wakes the other (try_to_wake_up ->
+// ttwu_queue_wakelist: the wake entry goes through the target's call_single_queue, and
+// send_call_function_single_ipi sends CALL_FUNCTION_SINGLE_VECTOR — or, under skip-if-polling, sets
+// need_resched on a polling idle target, the sched_wake_idle_without_ipi case), then blocks. The woken
+// side's vCPU runs sched_ttwu_pending from the interrupt or from its idle loop, switches to the task
+// and goes on. What the vCPUs do while their task is blocked is their VM state (halted / polling).
+// Since Linux 5.8 (a1488664 "sched: Replace rq::wake_list") remote wake-ups use the call-single queue;
+// before, ttwu_queue_remote sent the reschedule IPI with the same polling test.
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "workload/builtin.h"
+#include "workload/run_common.h"
+
+namespace ipilab::workload {
+namespace {
+
+using namespace cost::keys;
+constexpr std::string_view kUnits[] = {"ns", "us", "cycles"};
+const IntParam kPairs{"pairs", 0, 1, 32768, "producer/consumer pairs: vCPU i wakes vCPU i + pairs and back", "vCPUs / 2"};
+const FloatParam kWork{"work_ns", 2000, 0, 1e12, "what each side computes before waking the other, ns"};
+const ChoiceParam kUnit{"unit", "ns", kUnits, "unit of the figures"};
+constexpr std::string_view kDefaultMechanism = "x2apic-physical";
+
+std::vector<ParamInfo> params() { return {info(kPairs), info(kWork), info(kPollingParam), info(kUnit)}; }
+
+class Side final : public Program {
+ public:
+  Side(bool producer, int partner, sim::Ps work, std::uint32_t vector) : producer_(producer) {
+    Op wake = Op::wake(partner);
+    wake.vector = vector;
+    ops_ = producer ? std::vector<Op>{Op::mark(), Op::compute(work), wake, Op::block()}
+                    : std::vector<Op>{Op::block(), Op::compute(work), wake};
+  }
+  Op next(ProgramCtx&) override {
+    if (i_ == ops_.size()) i_ = 0;
+    return ops_[i_++];
+  }
+
+ private:
+  bool producer_;
+  std::vector<Op> ops_;
+  std::size_t i_ = 0;
+};
+
+class Wakeup final : public Workload {
+ public:
+  RunResult run(const RunSpec& spec) const override {
+    const int n = spec.vm.size();
+    if (n < 2) throw InputError(spec.params.place("pairs"), "wakeup needs a VM of at least 2 vCPUs");
+    const auto pairs = static_cast<int>(spec.params.get(kPairs, n / 2, n / 2));
+    const std::string unit = spec.params.get(kUnit);
+    Bound b(spec, kDefaultMechanism);
+    RunConfig cfg;
+    cfg.spec = &spec;
+    cfg.mechanism = b.mechanism.get();
+    cfg.uses_wakeups = true;
+    cfg.polling = spec.params.get(kPollingParam) == "skip-if-polling" ? PollingPolicy::SkipIfPolling : PollingPolicy::AlwaysIpi;
+    cfg.warmup = spec.warmup;
+    cfg.iterations = spec.iterations;
+    const auto vector = vector_of(b.arch(), IpiKind::CallFunctionSingle, spec.params.place("mechanism"));
+    cfg.call_single_vector = vector;
+    const sim::Ps work = sim::from_ns(spec.params.get(kWork));
+    cfg.programs.resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < pairs; ++i) {
+      cfg.programs[static_cast<std::size_t>(i)] = std::make_unique<Side>(true, i + pairs, work, vector);
+      cfg.programs[static_cast<std::size_t>(i + pairs)] = std::make_unique<Side>(false, i, work, vector);
+    }
+    RunOutput out = run_vm(cfg, b.pricer);
+    const double ppu = ps_per_unit(spec, unit);
+    std::vector<Metric> m;
+    m.push_back(make_metric("wake_latency", unit, "try_to_wake_up on one vCPU -> the woken task runs on the other",
+                            std::move(out.wake), ppu));
+    m.push_back(make_metric("round_trip", unit, "one producer iteration: work, wake the consumer, be woken back",
+                            std::move(out.iteration), ppu));
+    m.push_back(make_metric("send_cost", unit, "time inside the send hook, for the wake-ups that sent an IPI",
+                            std::move(out.send_cost), ppu));
+    auto settings = b.mechanism->settings();
+    settings.emplace_back("pairs", std::to_string(pairs));
+    settings.emplace_back("polling", spec.params.get(kPollingParam));
+    settings.emplace_back("work", fmt::format("{} ns", spec.params.get(kWork)));
+    return assemble(spec, b, std::move(out), std::move(m), std::move(settings), spec.iterations);
+  }
+};
+
+}  // namespace
+
+WorkloadInfo describe_wakeup() {
+  WorkloadInfo w{"wakeup",
+                 "producer/consumer pairs waking each other (remote wake-ups through the call-single queue); main "
+                 "metric: wake latency",
+                 with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<Wakeup>(); }};
+  w.validate = validator("wakeup", params(), std::string(kDefaultMechanism), std::nullopt);
+  w.default_mechanism = std::string(kDefaultMechanism);
+  return w;
+}
+
+}  // namespace ipilab::workload
