@@ -125,6 +125,43 @@ std::string render_table(const std::vector<std::vector<std::string>>& rows, cons
   return out;
 }
 
+
+// Throughput and the resources, one row per kind: how many, mean and highest utilisation, mean wait
+// (over every arrival) and the worst p99 wait.
+std::string format_resources(const workload::RunResult& r, const std::string& ind) {
+  if (r.resources.empty()) return {};
+  std::string out;
+  const auto& t = r.throughput;
+  if (t.window_ns > 0)
+    out += fmt::format("{}{:<9} {} IPIs/s delivered, {} calls/s completed, over {} us of simulated time\n", ind, "rate",
+                       format_number(t.ipis_per_second), format_number(t.calls_per_second), format_number(t.window_ns / 1000));
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"resource kind", "count", "util mean", "util max", "busiest", "wait mean", "wait p99 (worst)"});
+  std::vector<std::string> kinds;
+  for (const auto& x : r.resources)
+    if (std::find(kinds.begin(), kinds.end(), x.kind) == kinds.end()) kinds.push_back(x.kind);
+  for (const auto& k : kinds) {
+    std::size_t n = 0;
+    double usum = 0, wsum = 0, p99 = 0;
+    std::uint64_t arrivals = 0;
+    const workload::ResourceReport* busiest = nullptr;
+    for (const auto& x : r.resources) {
+      if (x.kind != k) continue;
+      ++n;
+      usum += x.utilisation;
+      wsum += x.wait_mean * static_cast<double>(x.arrivals);
+      arrivals += x.arrivals;
+      p99 = std::max(p99, x.wait_p99);
+      if (!busiest || x.utilisation > busiest->utilisation) busiest = &x;
+    }
+    rows.push_back({k, std::to_string(n), fmt::format("{:.3f}", usum / static_cast<double>(n)),
+                    fmt::format("{:.3f}", busiest->utilisation), busiest->name,
+                    format_number(arrivals ? wsum / static_cast<double>(arrivals) : 0) + " ns", format_number(p99) + " ns"});
+  }
+  out += render_table(rows, {0, 4}, ind + std::string(10, ' '));
+  return out;
+}
+
 ojson metric_json(const workload::Metric& m) {
   const sim::Summary& s = m.summary;
   ojson j;
@@ -247,6 +284,7 @@ std::string format_text(const ScenarioResult& r, const TextOptions& opt) {
       if (auto it = v.result.counters.find(c); it != v.result.counters.end() && it->second != 0)
         longc += fmt::format("{}{}={}", longc.empty() ? "" : ", ", c, it->second);
     if (!longc.empty()) out += fmt::format("{}{:<9} {}\n", ind, "counters", longc);
+    out += format_resources(v.result, ind);
     if (opt.breakdown && !v.result.breakdown.empty()) {
       std::vector<workload::BreakdownRow> steps = v.result.breakdown;
       std::stable_sort(steps.begin(), steps.end(),
@@ -324,6 +362,15 @@ ojson to_json(const ScenarioResult& r) {
     for (const auto& b : v.result.breakdown)
       bd.push_back(ojson{{"step", b.step}, {"mean_per_iteration", b.mean_per_iteration}, {"share", b.share}});
     jv["breakdown"] = std::move(bd);
+    jv["throughput"] = ojson{{"window_ns", v.result.throughput.window_ns},
+                             {"ipis_per_second", v.result.throughput.ipis_per_second},
+                             {"calls_per_second", v.result.throughput.calls_per_second}};
+    ojson res = ojson::array();
+    for (const auto& x : v.result.resources)
+      res.push_back(ojson{{"name", x.name}, {"kind", x.kind}, {"utilisation", x.utilisation}, {"wait_mean", x.wait_mean},
+                          {"wait_p99", x.wait_p99}, {"unit", x.unit}, {"arrivals", x.arrivals},
+                          {"little", ojson{{"l", x.little_l}, {"lambda_w", x.little_lambda_w}, {"carried", x.little_carried}, {"exact", x.little_exact}}}});
+    jv["resources"] = std::move(res);
     ojson settings = ojson::object();
     for (const auto& [k, val] : v.result.settings) settings[k] = val;
     jv["settings"] = std::move(settings);

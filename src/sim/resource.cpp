@@ -8,17 +8,43 @@ void Resource::negative_duration() {
   throw std::invalid_argument("sim::Resource::request: negative duration");
 }
 
-void Resource::track(Ps now, Ps end) {
-  // Departures up to `now` leave first (they are in FIFO order), then this item enters.
-  if (now < area_.last()) exact_ = false;
-  while (!ends_.empty() && ends_.front() <= now) {
-    area_.advance(ends_.front());
-    area_.add(-1);
-    ends_.pop_front();
+void Resource::depart(const Item& it) {
+  area_.advance(it.end);
+  area_.add(-1);
+  if (it.arrival >= window_start_) sojourn_ += static_cast<double>((it.end - it.arrival).v);
+  else carried_ += static_cast<double>((it.end - window_start_).v);
+}
+
+void Resource::pop_departed(Ps now) {
+  while (served_inside_ > 0 && items_.front().end <= now) {
+    depart(items_.front());
+    items_.pop_front();
+    --served_inside_;
   }
+}
+
+void Resource::arrive(Ps now) {
+  if (now < area_.last()) exact_ = false;
+  pop_departed(now);
   area_.advance(now);
   area_.add(1);
-  ends_.push_back(end);
+  items_.push_back(Item{now, kNever});
+  if (now >= window_start_) ++requests_;
+}
+
+void Resource::serve(Ps start, Ps end) {
+  if (served_inside_ >= items_.size()) throw std::logic_error("sim::Resource::serve: no item waiting");
+  Item& it = items_[served_inside_++];
+  if (end < start || start < it.arrival) negative_duration();
+  it.end = end;
+  if (end > busy_until_) busy_until_ = end;
+  if (it.arrival < window_start_) return;  // carried in: counts in the area only
+  const Ps wait = start - it.arrival;
+  if (wait.v > 0) ++waited_;
+  total_wait_ += wait;
+  if (wait > max_wait_) max_wait_ = wait;
+  busy_time_ += end - start;
+  waits_.record(wait);
 }
 
 void Resource::reset_stats(Ps now) noexcept {
@@ -28,25 +54,27 @@ void Resource::reset_stats(Ps now) noexcept {
   max_wait_ = Ps{};
   busy_time_ = Ps{};
   waits_.reset();
-  sojourn_ = 0;
-  while (!ends_.empty() && ends_.front() <= now) {
-    area_.advance(ends_.front());
-    area_.add(-1);
-    ends_.pop_front();
-  }
+  pop_departed(now);
   area_.reset(now);
   window_start_ = now;
+  sojourn_ = 0;
+  carried_ = 0;
 }
 
 ResourceStats Resource::stats(Ps now) const {
   ResourceStats s;
-  // Close the area at `now` on a copy (the departures still ahead of `now` stay in the system).
+  // Close the books at `now` on copies: items still inside count up to `now`.
   Area a = area_;
   bool exact = exact_;
-  for (const Ps e : ends_) {
-    if (e > now) break;
-    if (!a.advance(e)) exact = false;
-    a.add(-1);
+  double sojourn = sojourn_, carried = carried_;
+  for (const Item& it : items_) {
+    const Ps e = std::min(it.end, now);  // unserved items (end == kNever) are still inside
+    if (it.end <= now) {
+      if (!a.advance(it.end)) exact = false;
+      a.add(-1);
+    }
+    if (it.arrival >= window_start_) sojourn += static_cast<double>((std::max(e, it.arrival) - it.arrival).v);
+    else carried += static_cast<double>((std::max(e, window_start_) - window_start_).v);
   }
   if (!a.advance(now)) exact = false;
   s.elapsed_ps = static_cast<double>((now - window_start_).v);
@@ -62,7 +90,8 @@ ResourceStats Resource::stats(Ps now) const {
   s.wait_max_ps = static_cast<double>(waits_.max());
   s.l_time_average = a.area() / s.elapsed_ps;
   s.lambda_per_ps = static_cast<double>(requests_) / s.elapsed_ps;
-  s.w_mean_ps = requests_ ? sojourn_ / static_cast<double>(requests_) : 0.0;
+  s.w_mean_ps = requests_ ? sojourn / static_cast<double>(requests_) : 0.0;
+  s.carried = carried / s.elapsed_ps;
   return s;
 }
 
@@ -70,8 +99,11 @@ void Occupancy::reset_stats(Ps now) noexcept {
   area_.reset(now);
   window_start_ = now;
   arrivals_ = 0;
-  departures_ = 0;
   sojourn_ = 0;
+  carried_ = 0;
+  carried_n_ = area_.in_system();
+  open_ = 0;
+  open_n_ = 0;
   waits_.reset();
 }
 
@@ -82,13 +114,17 @@ ResourceStats Occupancy::stats(Ps now) const {
   s.elapsed_ps = static_cast<double>((now - window_start_).v);
   s.arrivals = arrivals_;
   if (s.elapsed_ps <= 0) return s;
+  // Items still inside: the window's count up to `now`, the carried ones from the window start.
+  const double sojourn = sojourn_ + static_cast<double>(open_n_) * static_cast<double>(now.v) - open_;
+  const double carried = carried_ + static_cast<double>(carried_n_) * s.elapsed_ps;
   s.utilisation = static_cast<double>(a.nonempty_ps()) / s.elapsed_ps;
   s.wait_mean_ps = waits_.mean();
   s.wait_p99_ps = waits_.percentile(99);
   s.wait_max_ps = static_cast<double>(waits_.max());
   s.l_time_average = a.area() / s.elapsed_ps;
   s.lambda_per_ps = static_cast<double>(arrivals_) / s.elapsed_ps;
-  s.w_mean_ps = departures_ ? sojourn_ / static_cast<double>(departures_) : 0.0;
+  s.w_mean_ps = arrivals_ ? sojourn / static_cast<double>(arrivals_) : 0.0;
+  s.carried = carried / s.elapsed_ps;
   return s;
 }
 

@@ -49,10 +49,14 @@ struct ResourceStats {
   double wait_mean_ps = 0;     ///< mean queueing delay before service (Occupancy: time in the queue)
   double wait_p99_ps = 0;
   double wait_max_ps = 0;
-  // Little's law, each side computed on its own:
+  // Little's law, each side computed on its own: the area under n(t) (integrated as items come and
+  // go), and each item's time in the system (wait + service, clipped at the window's end):
+  //   l_time_average = lambda_per_ps * w_mean_ps + carried
+  // where `carried` is the time-average number of items that arrived before the window started.
   double l_time_average = 0;   ///< time-average number in the system (area under n(t) / elapsed)
   double lambda_per_ps = 0;    ///< arrivals / elapsed
-  double w_mean_ps = 0;        ///< mean time in the system (wait + service) of the items that left
+  double w_mean_ps = 0;        ///< mean time in the system of the window's arrivals, clipped at its end
+  double carried = 0;          ///< the share of l_time_average of items that arrived before the window
   bool little_exact = true;    ///< false when requests came out of time order (see the file comment)
 };
 
@@ -94,37 +98,16 @@ class Resource {
   Grant request(Ps now, Ps duration) {
     if (duration.v < 0) negative_duration();
     const Ps start = busy_until_ > now ? busy_until_ : now;
-    const Ps end = start + duration;
-    busy_until_ = end;
-    const Ps wait = start - now;
-    ++requests_;
-    if (wait.v > 0) ++waited_;
-    total_wait_ += wait;
-    if (wait > max_wait_) max_wait_ = wait;
-    busy_time_ += duration;
-    waits_.record(wait);
-    sojourn_ += (end - now).v;
-    track(now, end);
-    return Grant{start, end, wait};
+    arrive(now);
+    serve(start, start + duration);
+    return Grant{start, start + duration, start - now};
   }
 
-  /// Records work whose service times the caller decided: arrived at `arrival`, served in
-  /// [start, end) (start >= arrival, start >= the previous end: one at a time). For servers whose
-  /// start is set by something else than this queue (a vCPU takes an interrupt when its interrupt
-  /// window opens). Calls must come in arrival order.
-  void record(Ps arrival, Ps start, Ps end) {
-    if (end < start || start < arrival) negative_duration();
-    if (end > busy_until_) busy_until_ = end;
-    const Ps wait = start - arrival;
-    ++requests_;
-    if (wait.v > 0) ++waited_;
-    total_wait_ += wait;
-    if (wait > max_wait_) max_wait_ = wait;
-    busy_time_ += end - start;
-    waits_.record(wait);
-    sojourn_ += (end - arrival).v;
-    track(arrival, end);
-  }
+  /// Two-step form for servers whose start is decided elsewhere (a vCPU takes an interrupt when its
+  /// interrupt window opens): an item arrives at `now`; later serve() gives the oldest waiting item
+  /// its service [start, end) (start >= its arrival, start >= the previous end: one at a time).
+  void arrive(Ps now);
+  void serve(Ps start, Ps end);
 
   /// When the resource becomes free (all accepted work done).
   Ps busy_until() const noexcept { return busy_until_; }
@@ -155,7 +138,6 @@ class Resource {
   ResourceStats stats(Ps now) const;
 
  private:
-  void track(Ps now, Ps end);
   [[noreturn]] static void negative_duration();
   std::string name_;
   Ps busy_until_{};
@@ -165,11 +147,18 @@ class Resource {
   Ps max_wait_{};
   Ps busy_time_{};
   Histogram waits_;
-  // Little's law: end times of the items still in the system (FIFO: non-decreasing), the area.
-  std::deque<Ps> ends_;
+  // Little's law: (arrival, end) of the items still in the system (FIFO: ends non-decreasing), the
+  // area, the sojourn of the window's arrivals that left, the in-window time of items carried in.
+  struct Item {
+    Ps arrival, end;  // end == kNever: not served yet
+  };
+  void depart(const Item& it);
+  void pop_departed(Ps now);
+  std::deque<Item> items_;
+  std::size_t served_inside_ = 0;  // items at the front of items_ that have their service
   Area area_;
   Ps window_start_{};
-  double sojourn_ = 0;
+  double sojourn_ = 0, carried_ = 0;
   bool exact_ = true;
 };
 
@@ -182,22 +171,36 @@ class Occupancy {
     area_.advance(now);
     area_.add(1);
     ++arrivals_;
+    open_ += static_cast<double>(now.v);
+    ++open_n_;
   }
   /// An item that entered at `entered` leaves at `now` (>= entered). Items that entered before the
-  /// window count towards the area, not towards the waits.
+  /// window count towards the area and `carried`, not towards the waits.
   void leave(Ps now, Ps entered) {
     area_.advance(now);
     area_.add(-1);
     if (entered >= window_start_) {
       waits_.record(now - entered);
       sojourn_ += static_cast<double>((now - entered).v);
-      ++departures_;
+      open_ -= static_cast<double>(entered.v);
+      --open_n_;
+    } else {
+      carried_ += static_cast<double>((now - window_start_).v);
+      --carried_n_;
     }
   }
-  /// An item that leaves without being served (withdrawn); counted in the area only.
-  void withdraw(Ps now) noexcept {
+  /// An item that leaves without being served (withdrawn): like leave(), without a wait sample.
+  void withdraw(Ps now, Ps entered) noexcept {
     area_.advance(now);
     area_.add(-1);
+    if (entered >= window_start_) {
+      sojourn_ += static_cast<double>((now - entered).v);
+      open_ -= static_cast<double>(entered.v);
+      --open_n_;
+    } else {
+      carried_ += static_cast<double>((now - window_start_).v);
+      --carried_n_;
+    }
   }
   std::int64_t size() const noexcept { return area_.in_system(); }
   const std::string& name() const noexcept { return name_; }
@@ -208,8 +211,10 @@ class Occupancy {
   std::string name_;
   Area area_;
   Ps window_start_{};
-  std::uint64_t arrivals_ = 0, departures_ = 0;
-  double sojourn_ = 0;
+  std::uint64_t arrivals_ = 0;
+  double sojourn_ = 0, carried_ = 0;
+  double open_ = 0;              // sum of the entry times of the window's items still inside
+  std::int64_t open_n_ = 0, carried_n_ = 0;
   Histogram waits_;
 };
 

@@ -46,7 +46,13 @@ sim::Ps SendPlan::arrival_mean(std::size_t i) const {
 
 PlanStep Pricer::step(std::string_view who, std::string_view what, cost::CostKey key, std::uint32_t count, Lane lane,
                       int its) {
-  std::string cache_key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", who, what, key.name, static_cast<int>(lane), its);
+  std::string& cache_key = scratch_;
+  cache_key.clear();
+  cache_key.append(who).push_back('\x1f');
+  cache_key.append(what).push_back('\x1f');
+  cache_key.append(key.name).push_back('\x1f');
+  cache_key.push_back(static_cast<char>('0' + static_cast<int>(lane)));
+  cache_key.append(std::to_string(its));
   auto it = cache_.find(cache_key);
   if (it == cache_.end()) {
     const cost::Cost& c = profile_->get(key);
@@ -55,7 +61,7 @@ PlanStep Pricer::step(std::string_view who, std::string_view what, cost::CostKey
     s.jitter = c.jitter();
     s.lane = lane;
     s.its = its;
-    it = cache_.emplace(std::move(cache_key), s).first;
+    it = cache_.emplace(cache_key, s).first;
   }
   PlanStep s = it->second;
   s.count = count;

@@ -124,6 +124,7 @@ class Pricer {
   sim::Breakdown* breakdown_;
   Counters* counters_;
   std::unordered_map<std::string, PlanStep> cache_;
+  std::string scratch_;
 };
 
 /// Adds `n` to counter `name` in a plan (merging with an entry already there).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -87,6 +88,7 @@ struct Agent {
   unsigned cpu = 0;
   int pcpu = 0;
   int node = 0;
+  int core = 0;
   Rest rest = Rest::Spin;
   Program* prog = nullptr;
 
@@ -191,7 +193,14 @@ class Core {
   bool polling_at(const Agent& g, Ps t) const {
     return g.idle && g.rest == Rest::Poll && g.polling_flag && (g.in_handler || t >= g.idle_from);
   }
-  Ps c2c(const Agent& from, const Agent& to) const { return spec_.host->c2c(from.pcpu, to.pcpu); }
+  /// One-way cache-line transfer between two vCPUs' pCPUs (Host::c2c), from a table built once when
+  /// the host has no per-pair overrides.
+  Ps c2c(const Agent& from, const Agent& to) const {
+    if (from.pcpu == to.pcpu) return Ps{};
+    if (!c2c_fast_) return spec_.host->c2c(from.pcpu, to.pcpu);
+    if (smt_ && from.core == to.core) return *smt_;
+    return node_c2c_[static_cast<std::size_t>(from.node) * nodes_ + static_cast<std::size_t>(to.node)];
+  }
   Ps run_steps(const std::vector<PlanStep>& steps, Ps t, int pcpu);
   void mark(Agent& g, Ps now);
   void begin_window(Ps now);
@@ -206,6 +215,10 @@ class Core {
   std::vector<sim::Resource> pcpu_hv_;  // by index into hv_index_
   std::unordered_map<int, std::size_t> hv_index_;
   std::vector<sim::Resource> its_;
+  bool c2c_fast_ = false;
+  std::optional<Ps> smt_;
+  std::vector<Ps> node_c2c_;
+  std::size_t nodes_ = 0;
   sim::Breakdown& bd_;
   Counters& counters_;
   CounterId c_sends_, c_coalesced_, c_polling_, c_misdelivered_, c_lost_, c_ipis_;
@@ -284,6 +297,7 @@ Core::Core(RunConfig& cfg, Pricer& pricer)
     g.cpu = static_cast<unsigned>(v.cpu);
     g.pcpu = v.pcpu;
     g.node = host.cpu(v.pcpu).node;
+    g.core = host.cpu(v.pcpu).core;
     g.rest = v.initial_state == topology::VcpuState::Halted    ? Rest::Halt
              : v.initial_state == topology::VcpuState::Polling ? Rest::Poll
                                                                 : Rest::Spin;
@@ -306,6 +320,15 @@ Core::Core(RunConfig& cfg, Pricer& pricer)
   if (any_poll && (cfg_.polling == PollingPolicy::SkipIfPolling || cfg_.uses_wakeups))
     poll_exit_ = pricer_.step("target", "polling idle: need_resched seen, leave the poll loop", guest_idle_poll_exit);
   for (std::size_t i = 0; i < host.its.size(); ++i) its_.emplace_back(fmt::format("its{}.sgir", i));
+  if (host.latency.pairs.empty()) {
+    c2c_fast_ = true;
+    nodes_ = static_cast<std::size_t>(host.nodes);
+    node_c2c_.resize(nodes_ * nodes_);
+    for (int a = 0; a < host.nodes; ++a)
+      for (int b = 0; b < host.nodes; ++b)
+        node_c2c_[static_cast<std::size_t>(a) * nodes_ + static_cast<std::size_t>(b)] = sim::from_ns(host.node_latency_ns(a, b));
+    if (host.latency.smt_ns) smt_ = sim::from_ns(*host.latency.smt_ns);
+  }
   out_.delivery_by_tag.resize(cfg_.delivery_tags);
   out_.per_sender_call.resize(agents_.size());
 }
@@ -349,6 +372,7 @@ RunOutput Core::run() {
     r.arrivals = s.arrivals;
     r.little_l = s.l_time_average;
     r.little_lambda_w = s.lambda_per_ps * s.w_mean_ps;
+    r.little_carried = s.carried;
     r.little_exact = s.little_exact;
     out_.resources.push_back(std::move(r));
   };
@@ -865,7 +889,7 @@ void Core::withdraw(Agent& target, unsigned sender, std::uint32_t serial, Ps now
   const std::size_t from = static_cast<std::size_t>(it - q.begin());
   for (std::size_t i = from; i < q.size(); ++i) {
     const Csd& c = q[i];
-    target.csdq.withdraw(now);
+    target.csdq.withdraw(now, c.queued);
     ++cons_.lost_requests;
     // The request was counted as own_ipi (ours) or coalesced (behind ours): it is lost instead.
     if (i == from) --cons_.own_ipi;
@@ -968,6 +992,7 @@ void Core::arrive(unsigned a, const PendingIrq& in) {
       break;
     }
   if (cfg_.observer) cfg_.observer->on_arrival(now, a, irq.ipi, irq.merged);
+  if (!irq.merged) g.irq.arrive(now);
   g.pending.push_back(irq);
   if (g.in_handler || g.take_scheduled) return;
   if (now >= g.irq_off_until) {
@@ -1060,7 +1085,7 @@ void Core::take(unsigned a) {
   }
   remove_served(g);
   t = run_steps(tail_, t, g.pcpu);
-  g.irq.record(irq.arrived, start, t);
+  g.irq.serve(start, t);
   if (cfg_.observer) cfg_.observer->on_handler(a, irq.ipi, start, entry, t);
   handler_done(g, t, start);
 }
@@ -1113,7 +1138,7 @@ void Core::flush(unsigned a) {
   bool woke = false;
   Ps t = run_queue(g, f, f, g.svc_entry, &woke);
   t = run_steps(tail_, t, g.pcpu);
-  g.irq.record(g.svc_arrived, g.handler_start, t);
+  g.irq.serve(g.handler_start, t);
   if (cfg_.observer) cfg_.observer->on_handler(a, g.svc_ipi, g.handler_start, g.svc_entry, t);
   if (woke) g.woken = true;
   handler_done(g, t, g.handler_start);

@@ -77,9 +77,12 @@ struct ResourceReport {
   double wait_p99 = 0;
   std::string unit = "ns";
   std::uint64_t arrivals = 0;
-  // Little's law, both sides measured independently (L = time-average number in the system).
+  // Little's law, both sides measured independently: L (the time-average number in the system, from
+  // the area under n(t)) = lambda * W (arrivals per time x their mean time in the system, clipped at
+  // the window's end) + carried (items that arrived before the measured window).
   double little_l = 0;
   double little_lambda_w = 0;
+  double little_carried = 0;
   bool little_exact = true;
 };
 
@@ -87,7 +90,7 @@ struct ResourceReport {
 struct Throughput {
   double window_ns = 0;
   double ipis_per_second = 0;   ///< interrupts delivered to the vCPUs
-  double calls_per_second = 0;  ///< sends (send-hook invocations) completed by the programs
+  double calls_per_second = 0;  ///< calls / IPI sends the programs completed (Op::Call, Op::Ipi)
 };
 
 struct RunResult {
