@@ -15,6 +15,7 @@
 #include "cost/catalog.h"
 #include "scenario/catalog.h"
 #include "topology/presets.h"
+#include "workload/mechanism.h"
 #include "workload/workload.h"
 
 namespace ipilab::cli {
@@ -27,6 +28,8 @@ constexpr const char* kListHelp = R"(Lists what ipilab ships. With no flag, ever
                kind (durations: cycles, ns, ps or us), what it is, and which workloads need it
   --scenarios  built-in scenarios (scenarios/*.toml in the data folder; * = run by a bare 'ipilab run')
   --workloads  the workloads a scenario can run, with their parameters ([workload] keys)
+  --mechanisms the IPI delivery mechanisms (workload.mechanism = "NAME"), with their parameters
+               (also [workload] keys) and the cost keys each reads
   --profiles   cost profiles shipped in the data folder (profiles/*.toml), with their host and clock
   --data       the data folder (scenarios, profiles, example traces) and every place looked at for it:
                beside the binary (../share/ipilab), then $IPILAB_DATA, then the source tree
@@ -36,6 +39,7 @@ constexpr const char* kListHelp = R"(Lists what ipilab ships. With no flag, ever
 Examples:
   ipilab list --scenarios
   ipilab list --costs
+  ipilab list --mechanisms
   ipilab list --presets --json
   ipilab trace "$(ipilab list --data-dir)/data/traces/mixed.dat")";
 
@@ -52,7 +56,7 @@ void add_list_command(CLI::App& root) {
   auto* cmd = root.add_subcommand("list", "List built-in scenarios, profiles, host presets, cost keys, workloads and the data folder");
   cmd->footer(kListHelp);
   struct Opts {
-    bool presets = false, costs = false, scenarios = false, workloads = false, json = false;
+    bool presets = false, costs = false, scenarios = false, workloads = false, mechanisms = false, json = false;
     bool profiles = false, data = false, data_dir = false;
   };
   auto opts = std::make_shared<Opts>();
@@ -60,6 +64,7 @@ void add_list_command(CLI::App& root) {
   cmd->add_flag("--costs", opts->costs, "Cost-key catalog (name, unit kind, description, used by)");
   cmd->add_flag("--scenarios", opts->scenarios, "Built-in scenarios");
   cmd->add_flag("--workloads", opts->workloads, "Workloads and their parameters");
+  cmd->add_flag("--mechanisms", opts->mechanisms, "IPI delivery mechanisms, their parameters and cost keys");
   cmd->add_flag("--profiles", opts->profiles, "Cost profiles");
   cmd->add_flag("--data", opts->data, "The data folder and where it looked");
   cmd->add_flag("--data-dir", opts->data_dir, "Print only the data folder's path");
@@ -69,7 +74,8 @@ void add_list_command(CLI::App& root) {
       std::fputs(data_dir_line().c_str(), stdout);
       return;
     }
-    const bool all = !opts->presets && !opts->costs && !opts->scenarios && !opts->workloads && !opts->profiles && !opts->data;
+    const bool all = !opts->presets && !opts->costs && !opts->scenarios && !opts->workloads && !opts->mechanisms &&
+                     !opts->profiles && !opts->data;
     nlohmann::json j = nlohmann::json::object();
     std::string text;
     if (all || opts->data) list_data_section(j, text);
@@ -110,6 +116,28 @@ void add_list_command(CLI::App& root) {
           else text += fmt::format("      {:<22} {:<9} {}\n      {:<22} {:<9} {:<14} {}\n", p.name, p.type, def, "", "", "", p.description);
         }
         arr.push_back({{"name", w->name}, {"description", w->description}, {"params", std::move(params)}});
+      }
+    }
+    if (all || opts->mechanisms) {
+      auto& arr = j["mechanisms"] = nlohmann::json::array();
+      if (!text.empty()) text += "\n";
+      text += "Mechanisms (workload.mechanism = \"NAME\"; their parameters go in the [workload] table too):\n";
+      for (const auto* m : workload::list_mechanisms()) {
+        auto params = nlohmann::json::array();
+        auto keys = nlohmann::json::array();
+        text += fmt::format("  {:<20} {:<6} {}\n", m->name, workload::arch_name(m->arch), m->description);
+        for (const auto& p : m->params) {
+          params.push_back({{"name", p.name}, {"type", p.type}, {"default", p.default_text}, {"description", p.description}});
+          text += fmt::format("      {:<22} {:<9} {:<14} {}\n", p.name, p.type, p.default_text, p.description);
+        }
+        std::string key_list;
+        for (const auto& k : m->cost_keys) {
+          keys.push_back(k.name);
+          key_list += (key_list.empty() ? "" : ", ") + std::string(k.name);
+        }
+        text += fmt::format("      cost keys: {}\n", key_list);
+        arr.push_back({{"name", m->name}, {"arch", workload::arch_name(m->arch)}, {"description", m->description},
+                       {"params", std::move(params)}, {"cost_keys", std::move(keys)}});
       }
     }
     if (all || opts->scenarios) {

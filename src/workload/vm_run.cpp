@@ -406,6 +406,7 @@ RunOutput Core::run() {
   out_.counters = counters_.to_map();
   out_.notes = notes_;
   out_.events = sim_.events_run();
+  out_.event_slots = sim_.slot_capacity();
   out_.measured_iterations = measured_iterations_;
   out_.lost_iterations = lost_iterations_;
   for (std::size_t i = 0; i < agents_.size(); ++i)
@@ -658,7 +659,7 @@ void Core::begin_op(Agent& g, Ps now) {
 
 void Core::finish_op(Agent& g, Ps now) {
   const Op::Code c = g.op.code;
-  if ((c == Op::Code::Call || c == Op::Code::Ipi) && g.op_measured && measuring_) {
+  if ((c == Op::Code::Call || c == Op::Code::Ipi || c == Op::Code::Wake) && g.op_measured && measuring_) {
     ++ops_done_window_;
     if (g.op.wait && !g.op_lost) {
       const Ps span = now - g.op_start;
@@ -919,7 +920,7 @@ void Core::launch(const std::shared_ptr<const SendPlan>& plan, std::uint32_t d, 
     ++cons_.ipis_sent;
     ++agents_[static_cast<std::size_t>(pd.target_cpu)].inbound;
     if (irq.body != kFlushBody) ++raw_outstanding_;
-    if (cfg_.observer && irq.body == kFlushBody)
+    if (cfg_.observer)
       cfg_.observer->on_request(t, irq.sender, static_cast<unsigned>(pd.target_cpu), Served::OwnIpi, irq.ipi, {});
     if (irq.body == kFlushBody) agents_[static_cast<std::size_t>(pd.target_cpu)].queue_ipi = irq.ipi;
   } else {

@@ -166,6 +166,9 @@ struct RunOutput {
   Conservation conservation;
   std::vector<std::string> notes;
   std::uint64_t events = 0;
+  /// Event slots the engine allocated (its high-water mark of pending events, rounded up to a chunk):
+  /// with plans bounded, the run's memory follows this and the vCPU count, not the iterations.
+  std::size_t event_slots = 0;
   std::uint64_t measured_iterations = 0;
   std::uint64_t lost_iterations = 0;
   /// Per vCPU: mean call latency (ps) and calls, for per-sender figures (0 calls: not a sender).

@@ -90,7 +90,7 @@ struct ResourceReport {
 struct Throughput {
   double window_ns = 0;
   double ipis_per_second = 0;   ///< interrupts delivered to the vCPUs
-  double calls_per_second = 0;  ///< calls / IPI sends the programs completed (Op::Call, Op::Ipi)
+  double calls_per_second = 0;  ///< calls, IPI sends and wake-ups the programs completed (Op::Call, Ipi, Wake)
 };
 
 struct RunResult {

@@ -230,7 +230,7 @@ class HyperV final : public Mechanism {
 }  // namespace
 
 MechanismInfo describe_hyperv() {
-  std::vector<cost::CostKey> keys = x86_cost_keys();
+  std::vector<cost::CostKey> keys = x86_icr_cost_keys();
   for (cost::CostKey k : {guest_vp_index_lookup, guest_irq_save_restore, hv_hypercall_entry_exit, hv_fast_input_decode,
                           hv_slow_input_map, hv_slow_input_copy_per_8b, hv_vpset_bank_decode, hv_ipi_post_per_target})
     keys.push_back(k);

@@ -12,7 +12,11 @@ MechanismInfo describe_kvm_pv() {
           "KVM PV send-IPI (kvm.c __send_ipi_mask): one KVM_HC_SEND_IPI per 128-APIC-ID window; single-target "
           "sends stay x2APIC physical ICR writes",
           {},
-          x86_cost_keys(),
+          [] {
+            auto k = x86_icr_cost_keys();
+            for (auto x : kvm_pv_cost_keys()) k.push_back(x);
+            return k;
+          }(),
           [](MechanismContext& ctx) {
             return std::make_unique<X86NativeMechanism>(ctx, "kvm-pv", x86::X2apicMode::Physical, true);
           }};

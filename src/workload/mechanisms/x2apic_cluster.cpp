@@ -11,7 +11,7 @@ MechanismInfo describe_x2apic_cluster() {
           Arch::X86,
           "Linux x2APIC cluster mode (x2apic_cluster.c): one ICR write (one VM exit) per cluster of 16 APIC IDs",
           {},
-          x86_cost_keys(),
+          x86_icr_cost_keys(),
           [](MechanismContext& ctx) {
             return std::make_unique<X86NativeMechanism>(ctx, "x2apic-cluster", x86::X2apicMode::Cluster, false);
           }};

@@ -10,7 +10,7 @@ MechanismInfo describe_x2apic_physical() {
           Arch::X86,
           "Linux x2APIC physical mode (x2apic_phys.c): one ICR write, hence one VM exit, per destination",
           {},
-          x86_cost_keys(),
+          x86_icr_cost_keys(),
           [](MechanismContext& ctx) {
             return std::make_unique<X86NativeMechanism>(ctx, "x2apic-physical", x86::X2apicMode::Physical, false);
           }};

@@ -79,11 +79,12 @@ ArrivalSteps x86_arrival(Pricer& pr) {
   return a;
 }
 
-std::vector<cost::CostKey> x86_cost_keys() {
-  return {guest_ipi_path_call,  guest_cpumask_word,   vm_exit_entry,        x2apic_icr_write_exit,
-          x2apic_icr_dest_per_target, kvm_pv_send_ipi_call, kvm_pv_send_ipi_per_dest, apic_interrupt_injection,
-          vcpu_halt_wakeup};
+std::vector<cost::CostKey> x86_icr_cost_keys() {
+  return {guest_ipi_path_call,        guest_cpumask_word,       vm_exit_entry, x2apic_icr_write_exit,
+          x2apic_icr_dest_per_target, apic_interrupt_injection, vcpu_halt_wakeup};
 }
+
+std::vector<cost::CostKey> kvm_pv_cost_keys() { return {kvm_pv_send_ipi_call, kvm_pv_send_ipi_per_dest}; }
 
 X86NativeMechanism::X86NativeMechanism(MechanismContext& ctx, std::string name, x86::X2apicMode mode, bool pv)
     : host_(&ctx.host), vm_(&ctx.vm), pricer_(&ctx.pricer), xvm_(x86_view(ctx.vm)), name_(std::move(name)) {

@@ -32,8 +32,10 @@ void price_x86_send(SendPlan& plan, Pricer& pricer, const topology::Host& host, 
 /// apic.interrupt_injection when running, vcpu.halt_wakeup when halted; no prologue.
 ArrivalSteps x86_arrival(Pricer& pricer);
 
-/// The keys price_x86_send and x86_arrival read.
-std::vector<cost::CostKey> x86_cost_keys();
+/// The keys price_x86_send and x86_arrival read for ICR writes (every x86 mechanism), and the ones
+/// KVM_HC_SEND_IPI adds (kvm-pv only).
+std::vector<cost::CostKey> x86_icr_cost_keys();
+std::vector<cost::CostKey> kvm_pv_cost_keys();
 
 /// x2apic-physical, x2apic-cluster and kvm-pv: the Linux KVM guest's send paths (src/x86).
 class X86NativeMechanism final : public Mechanism {

@@ -1,0 +1,44 @@
+// Every built-in scenario with the real workloads: it prepares, runs (few iterations), and each
+// variant used only cost keys its workload, its mechanism or the core declares (so the catalog's
+// "who reads it" is true and every used cost shows up in `ipilab list --mechanisms`).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "scenario/catalog.h"
+#include "scenario/runner.h"
+#include "scenario/scenario.h"
+#include "workload/mechanism.h"
+#include "workload/vm_run.h"
+#include "workload/workload.h"
+
+namespace ipilab::scenario {
+namespace {
+
+TEST(BuiltinScenarios, RunAndUseOnlyDeclaredCosts) {
+  const auto list = list_builtin();
+  ASSERT_GE(list.size(), 11u);
+  for (const auto& b : list) {
+    ASSERT_TRUE(b.error.empty()) << b.name << ": " << b.error;
+    RunOverrides ov;
+    ov.iterations = 300;
+    const PreparedScenario ps = prepare(load_scenario(b.file), ov, workload::find_workload);
+    const ScenarioResult r = run(ps);
+    ASSERT_EQ(r.variants.size(), ps.variants.size()) << b.name;
+    for (std::size_t i = 0; i < r.variants.size(); ++i) {
+      const auto& spec = ps.variants[i].spec;
+      const auto& mech = workload::chosen_mechanism(spec.params, ps.info->default_mechanism);
+      std::set<std::string> declared;
+      for (const auto& k : mech.cost_keys) declared.emplace(k.name);
+      for (const auto& k : ps.info->cost_keys) declared.emplace(k.name);
+      for (const auto& k : workload::core_cost_keys()) declared.emplace(k.name);
+      for (const auto& c : r.variants[i].result.provenance.at("costs"))
+        EXPECT_TRUE(declared.count(c.at("key").get<std::string>()))
+            << b.name << " / " << r.variants[i].name << " used undeclared " << c.at("key");
+      for (const auto& n : r.variants[i].result.notes) EXPECT_EQ(n.find("MODEL ERROR"), std::string::npos) << b.name << ": " << n;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ipilab::scenario
