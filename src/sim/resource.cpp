@@ -44,7 +44,7 @@ void Resource::serve(Ps start, Ps end) {
   total_wait_ += wait;
   if (wait > max_wait_) max_wait_ = wait;
   busy_time_ += end - start;
-  waits_.record(wait);
+  waits_.record((wait.v + res_ / 2) / res_);
 }
 
 void Resource::reset_stats(Ps now) noexcept {
@@ -85,9 +85,9 @@ ResourceStats Resource::stats(Ps now) const {
   double busy = static_cast<double>(busy_time_.v);
   if (busy_until_ > now) busy -= static_cast<double>((busy_until_ - now).v);
   s.utilisation = std::max(0.0, busy) / s.elapsed_ps;
-  s.wait_mean_ps = waits_.mean();
-  s.wait_p99_ps = waits_.percentile(99);
-  s.wait_max_ps = static_cast<double>(waits_.max());
+  s.wait_mean_ps = waits_.count() ? static_cast<double>(total_wait_.v) / static_cast<double>(waits_.count()) : 0.0;
+  s.wait_p99_ps = waits_.percentile(99) * static_cast<double>(res_);
+  s.wait_max_ps = static_cast<double>(max_wait_.v);
   s.l_time_average = a.area() / s.elapsed_ps;
   s.lambda_per_ps = static_cast<double>(requests_) / s.elapsed_ps;
   s.w_mean_ps = requests_ ? sojourn / static_cast<double>(requests_) : 0.0;
@@ -101,6 +101,8 @@ void Occupancy::reset_stats(Ps now) noexcept {
   arrivals_ = 0;
   sojourn_ = 0;
   carried_ = 0;
+  waited_sum_ = 0;
+  max_wait_ = 0;
   carried_n_ = area_.in_system();
   open_ = 0;
   open_n_ = 0;
@@ -118,9 +120,9 @@ ResourceStats Occupancy::stats(Ps now) const {
   const double sojourn = sojourn_ + static_cast<double>(open_n_) * static_cast<double>(now.v) - open_;
   const double carried = carried_ + static_cast<double>(carried_n_) * s.elapsed_ps;
   s.utilisation = static_cast<double>(a.nonempty_ps()) / s.elapsed_ps;
-  s.wait_mean_ps = waits_.mean();
-  s.wait_p99_ps = waits_.percentile(99);
-  s.wait_max_ps = static_cast<double>(waits_.max());
+  s.wait_mean_ps = waits_.count() ? waited_sum_ / static_cast<double>(waits_.count()) : 0.0;
+  s.wait_p99_ps = waits_.percentile(99) * static_cast<double>(res_);
+  s.wait_max_ps = static_cast<double>(max_wait_);
   s.l_time_average = a.area() / s.elapsed_ps;
   s.lambda_per_ps = static_cast<double>(arrivals_) / s.elapsed_ps;
   s.w_mean_ps = arrivals_ ? sojourn / static_cast<double>(arrivals_) : 0.0;

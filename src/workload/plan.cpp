@@ -70,10 +70,19 @@ PlanStep Pricer::step(std::string_view who, std::string_view what, cost::CostKey
 
 PlanStep Pricer::fixed(std::string_view who, std::string_view what, std::string_view source, sim::Ps duration,
                        Lane lane) {
+  std::string& key = scratch_;
+  key.clear();
+  key.append("\x1e").append(who).push_back('\x1f');
+  key.append(what).push_back('\x1f');
+  key.append(source).push_back('\x1f');
+  key.append(std::to_string(duration.v)).push_back(static_cast<char>('0' + static_cast<int>(lane)));
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
   PlanStep s;
   s.id = breakdown_->step(fmt::format("{}: {} [{}]", who, what, source));
   s.jitter = sim::Jitter(duration, 0.0);
   s.lane = lane;
+  cache_.emplace(key, s);
   return s;
 }
 

@@ -44,6 +44,8 @@ using sim::Ps;
 constexpr std::uint16_t kFlushBody = 0xFFFF;  // the interrupt runs the call_single_queue
 constexpr std::uint16_t kStrayBody = 0xFFFE;  // nothing for this CPU (a raw IPI it was not meant to get)
 constexpr std::uint64_t kNoIpi = 0;
+// Resource wait percentiles are binned at 1 ns (means and Little's law stay exact in ps).
+constexpr Ps kWaitResolution{1000};
 
 enum class Rest : std::uint8_t { Spin, Halt, Poll };
 
@@ -221,7 +223,7 @@ class Core {
   std::size_t nodes_ = 0;
   sim::Breakdown& bd_;
   Counters& counters_;
-  CounterId c_sends_, c_coalesced_, c_polling_, c_misdelivered_, c_lost_, c_ipis_;
+  CounterId c_sends_, c_coalesced_, c_polling_, c_misdelivered_, c_lost_, c_ipis_, c_deliveries_;
 
   // Priced by the core.
   PlanStep irq_entry_, eoi_, irq_exit_, csd_queue_, csd_unlock_, halt_exit_, ttwu_queue_, ttwu_pending_,
@@ -276,6 +278,7 @@ Core::Core(RunConfig& cfg, Pricer& pricer)
   c_misdelivered_ = counters_.id("misdelivered");
   c_lost_ = counters_.id("lost");
   c_ipis_ = counters_.id("ipis_delivered");
+  c_deliveries_ = counters_.id("deliveries");
   for (const char* k : {"native_fallbacks", "hypercalls"}) counters_.id(k);
 
   irq_entry_ = pricer_.step("target", "interrupt entry", guest_irq_entry, 1, Lane::Guest);
@@ -303,12 +306,12 @@ Core::Core(RunConfig& cfg, Pricer& pricer)
                                                                 : Rest::Spin;
     any_halt |= g.rest == Rest::Halt;
     any_poll |= g.rest == Rest::Poll;
-    g.csdq = sim::Occupancy(fmt::format("vcpu{}.call_single_queue", v.cpu));
-    g.irq = sim::Resource(fmt::format("vcpu{}.interrupts", v.cpu));
+    g.csdq = sim::Occupancy(fmt::format("vcpu{}.call_single_queue", v.cpu), kWaitResolution);
+    g.irq = sim::Resource(fmt::format("vcpu{}.interrupts", v.cpu), kWaitResolution);
     g.pending.reserve(4);
     if (!hv_index_.count(v.pcpu)) {
       hv_index_[v.pcpu] = pcpu_hv_.size();
-      pcpu_hv_.emplace_back(fmt::format("pcpu{}.hypervisor", v.pcpu));
+      pcpu_hv_.emplace_back(fmt::format("pcpu{}.hypervisor", v.pcpu), kWaitResolution);
     }
     if (static_cast<std::size_t>(v.cpu) < cfg_.programs.size()) g.prog = cfg_.programs[static_cast<std::size_t>(v.cpu)].get();
   }
@@ -319,7 +322,7 @@ Core::Core(RunConfig& cfg, Pricer& pricer)
   tail_ = {eoi_, irq_exit_};
   if (any_poll && (cfg_.polling == PollingPolicy::SkipIfPolling || cfg_.uses_wakeups))
     poll_exit_ = pricer_.step("target", "polling idle: need_resched seen, leave the poll loop", guest_idle_poll_exit);
-  for (std::size_t i = 0; i < host.its.size(); ++i) its_.emplace_back(fmt::format("its{}.sgir", i));
+  for (std::size_t i = 0; i < host.its.size(); ++i) its_.emplace_back(fmt::format("its{}.sgir", i), kWaitResolution);
   if (host.latency.pairs.empty()) {
     c2c_fast_ = true;
     nodes_ = static_cast<std::size_t>(host.nodes);
@@ -1053,6 +1056,7 @@ void Core::take(unsigned a) {
     if (r.body != kFlushBody) {
       if (raw_outstanding_) --raw_outstanding_;
       ++cons_.served;
+      if (measuring_) counters_.add(c_deliveries_, 1);
       if (r.measured && measuring_ && r.tag < out_.delivery_by_tag.size())
         out_.delivery_by_tag[r.tag].record(entry - r.send_start);
       notify_entry(r.sender, r.serial, entry);
@@ -1109,6 +1113,7 @@ Ps Core::run_queue(Agent& g, Ps t, Ps taken_at, Ps entry, bool* woke) {
   flushing_.clear();
   flushing_.swap(g.queue);
   g.queue_ipi = kNoIpi;
+  if (measuring_) counters_.add(c_deliveries_, flushing_.size());
   for (const Csd& e : flushing_) {
     g.csdq.leave(taken_at, e.queued);
     ++cons_.served;

@@ -39,6 +39,12 @@
 // counted lost with the reason (a real kernel would spin in csd_lock_wait until the CSD-lock
 // timeout); the call completes without them and its iteration is left out of the latency figures.
 //
+// Counters (RunOutput::counters, measured window): sends (send-hook invocations), ipis_delivered
+// (interrupts taken), deliveries (requests served: a CSD or wake entry run on its target, or a raw
+// IPI's handler — by its own interrupt, coalesced behind another, or from the idle loop), coalesced,
+// polling_skips (sched_wake_idle_without_ipi), lost, misdelivered, and the mechanism's own
+// (hypercalls, icr_writes, vm_exits, its_local ...).
+//
 // Resources (RunOutput::resources, per-kind sections in the report):
 //   vcpu<N>.call_single_queue  kind call_single_queue: a CSD or wake entry from llist_add until the
 //                              handler's llist_del_all takes it (utilisation = time non-empty)

@@ -92,8 +92,8 @@ std::optional<PlanStep> interconnect_step(Pricer& pricer, const topology::Host& 
                                           std::string_view what) {
   const double ns = host.hop_ns(from_node, to_node);
   if (ns <= 0) return std::nullopt;
-  return pricer.fixed("interconnect", fmt::format("{} (node {} -> node {})", what, from_node, to_node),
-                      "host latency matrix", sim::from_ns(ns), Lane::Wire);
+  // One label per crossing kind (the nodes are in the provenance's host matrix, not in the label).
+  return pricer.fixed("interconnect", what, "host latency matrix", sim::from_ns(ns), Lane::Wire);
 }
 
 }  // namespace ipilab::workload
