@@ -115,7 +115,7 @@ struct Agent {
   bool in_handler = false, take_scheduled = false;
   Ps handler_start{};
   bool stealing = false;  // the current handler steals time from an interruptible phase
-  Ps svc_arrived{}, svc_entry{};  // the interrupt in service (its flush is an event)
+  Ps svc_entry{};  // the interrupt in service (its flush is an event): first handler instruction
   std::uint64_t svc_ipi = 0;
   std::vector<PendingIrq> pending;
   std::size_t pending_head = 0;
@@ -350,18 +350,14 @@ RunOutput Core::run() {
   if (!stopped_) window_end_ = std::max(sim_.now(), window_start_);
   const Ps end = window_end_;
 
-  // Conservation at the end.
-  std::uint64_t queued = 0, pending_raw = 0;
+  // Conservation at the end: requests still queued (CSDs) or in flight (raw IPIs), IPIs in flight.
+  std::uint64_t queued = 0, in_flight = 0;
   for (const Agent& g : agents_) {
     queued += g.queue.size();
-    for (std::size_t i = g.pending_head; i < g.pending.size(); ++i)
-      if (g.pending[i].body != kFlushBody && g.pending[i].intended) ++pending_raw;
+    in_flight += g.inbound;
   }
   cons_.queued_at_end = queued + raw_outstanding_;
-  std::uint64_t in_flight = 0;
-  for (const Agent& g : agents_) in_flight += g.inbound;
   cons_.ipis_in_flight = in_flight;
-  (void)pending_raw;
   out_.conservation = cons_;
 
   // Resources.
@@ -1025,13 +1021,8 @@ void Core::take(unsigned a) {
   const PendingIrq irq = g.pending[g.pending_head++];
   // Copies of it (same vector and body) that merged while it was pending are served with it.
   served_.clear();
-  {
-    std::size_t w = g.pending_head;
-    for (std::size_t i = g.pending_head; i < g.pending.size(); ++i) {
-      if (g.pending[i].vector == irq.vector && g.pending[i].body == irq.body) served_.push_back(i);
-    }
-    (void)w;
-  }
+  for (std::size_t i = g.pending_head; i < g.pending.size(); ++i)
+    if (g.pending[i].vector == irq.vector && g.pending[i].body == irq.body) served_.push_back(i);
   const bool halted = g.idle && g.rest == Rest::Halt && irq.arrived >= g.idle_from;
   const ArrivalSteps& arr = mech_.arrival();
   const Ps start = run_steps(halted ? arr.halted : arr.running, now, g.pcpu);
@@ -1067,7 +1058,6 @@ void Core::take(unsigned a) {
 
   if (irq.body == kFlushBody) {
     // llist_del_all at t0: an event, so CSDs queued until then are taken too.
-    g.svc_arrived = irq.arrived;
     g.svc_entry = entry;
     g.svc_ipi = irq.ipi;
     remove_served(g);
