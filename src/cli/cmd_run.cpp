@@ -15,8 +15,10 @@ namespace {
 constexpr const char* kRunHelp = R"(Simulates every variant of a scenario with the discrete-event model and prints them side by
 side: the main metric (cycles per iteration for x86 guest loops, ns for Arm micro-benchmarks) with
 mean, p50, p99 and the change against the first variant, the counters (sends, hypercalls, native
-fallbacks, misdelivered, lost IPIs), where the time goes (breakdown per modeled step) and where each
-cost comes from. Every figure is a sum of modeled steps priced by the scenario's cost profile.
+fallbacks, misdelivered, lost IPIs), where the time goes (breakdown per modeled step), the throughput
+and every shared resource's utilisation and queue wait (call_single_queues, interrupt windows, the
+hypervisor on each physical CPU, ITS ports), and where each cost comes from. Every figure is a sum of
+modeled steps priced by the scenario's cost profile and the host's latency matrix.
 
 SCENARIO is a built-in name (ipilab list --scenarios) or a path to a scenario TOML file
 (format: scenarios/README.md). With no SCENARIO, runs the default set (scenarios/default.list):

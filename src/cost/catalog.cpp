@@ -25,7 +25,7 @@ constexpr std::string_view kPoll = "targets idling in polling idle (vm.state = \
 // One line per key: name, unit kind, what it is (and per what), who reads it.
 constexpr CostKeyInfo kCatalog[] = {
     // Guest (Linux inside the VM).
-    {guest_bench_loop.name, D, "per iteration of the benchmark loop itself (rdtsc/counter reads, loop control)", "workloads smp_call_function_single, ipi_hw, multicast, storm"},
+    {guest_bench_loop.name, D, "per iteration of the benchmark loop itself (rdtsc/counter reads, loop control)", "workloads smp_call_function_single, ipi_hw, multicast"},
     {guest_counter_read.name, D, "one timestamp pair around a timed region (LFENCE; RDTSC; LFENCE at each end): once per sample, so once per iteration when each iteration is timed and once per batch otherwise", "recorded only: ipilab measure writes it (the simulator's loops price their timing in guest.bench_loop)", true},
     {guest_ipi_path_call.name, D, "entering the guest's send-IPI path once: indirect call through apic->send_IPI*, preempt/irq bookkeeping", kX86},
     {guest_irq_save_restore.name, D, "one local_irq_save() + local_irq_restore() pair around a send", kHv},

@@ -84,7 +84,7 @@ bool parse_unit(std::string_view s, cost::Unit& u) {
 }
 
 // [profile.override] entries: a table with `value` is one cost; any other table nests one more key
-// level, so both `override."its.sgir_write_remote" = {...}` and `override.its.sgir_write_remote = {...}`
+// level, so both `override."its.sgir_process" = {...}` and `override.its.sgir_process = {...}`
 // work.
 void apply_overrides(cost::Profile& p, const toml::table& t, const std::string& file, const std::string& prefix) {
   for (const auto& [k, n] : t) {

@@ -17,7 +17,7 @@
 //
 //   [host]      preset = "NAME" | file = "PATH" | inline host tables (topology/host_toml.h)
 //   [profile]   file = "PATH" (cost/profile.h format) and optional overrides:
-//               [profile.override."its.sgir_write_remote"] value, unit, spread?, source?, note?
+//               [profile.override."its.sgir_process"] value, unit, spread?, source?, note?
 //   [vm]        topology/vm.h
 //   [workload]  the workload's parameters (its declared ParamInfo list; unknown keys are errors)
 //

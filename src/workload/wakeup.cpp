@@ -28,7 +28,7 @@ std::vector<ParamInfo> params() { return {info(kPairs), info(kWork), info(kPolli
 
 class Side final : public Program {
  public:
-  Side(bool producer, int partner, sim::Ps work, std::uint32_t vector) : producer_(producer) {
+  Side(bool producer, int partner, sim::Ps work, std::uint32_t vector) {
     Op wake = Op::wake(partner);
     wake.vector = vector;
     ops_ = producer ? std::vector<Op>{Op::mark(), Op::compute(work), wake, Op::block()}
@@ -40,7 +40,6 @@ class Side final : public Program {
   }
 
  private:
-  bool producer_;
   std::vector<Op> ops_;
   std::size_t i_ = 0;
 };
