@@ -121,19 +121,20 @@ TEST(ProfileExtends, ShippedName_ResolvedInTheDataFolder_ShownRelativeToIt) {
   Dir d;
   const std::string top = d.write("mine.toml",
       "[profile]\nname = \"mine\"\nextends = \"kunpeng920-2s\"\n"
-      "[cost.its.sgir_write_local]\nvalue = 90\nunit = \"ns\"\nsource = \"MEASURED: mine\"\n");
+      "[cost.its.sgir_write]\nvalue = 90\nunit = \"ns\"\nsource = \"MEASURED: mine\"\n");
   const Profile p = Profile::load_file(top);
   const Profile shipped = Profile::load_file(std::string(IPILAB_SOURCE_DIR) + "/profiles/kunpeng920-2s.toml");
   EXPECT_DOUBLE_EQ(p.clock_ghz(), shipped.clock_ghz());
   EXPECT_EQ(p.keys(), shipped.keys());
-  EXPECT_EQ(p.get("its.sgir_write_local").mean, sim::Ps{90'000});
-  EXPECT_EQ(p.get("its.sgir_write_remote").mean, shipped.get("its.sgir_write_remote").mean);
+  EXPECT_EQ(p.get("its.sgir_write").mean, sim::Ps{90'000});
+  EXPECT_EQ(p.get("its.sgir_process").mean, shipped.get("its.sgir_process").mean);
   EXPECT_EQ(p.layers()[1].shown, "profiles/kunpeng920-2s.toml");
-  const auto costs = p.provenance_json()["costs"];  // sorted by key: local (mine), remote (shipped)
+  const auto costs = p.provenance_json()["costs"];  // sorted by key: its.sgir_process (shipped), its.sgir_write (mine)
   ASSERT_EQ(costs.size(), 2u);
-  EXPECT_EQ(costs[0]["from"], top);
-  EXPECT_EQ(costs[1]["key"], "its.sgir_write_remote");
-  EXPECT_EQ(costs[1]["from"], "profiles/kunpeng920-2s.toml");
+  EXPECT_EQ(costs[0]["key"], "its.sgir_process");
+  EXPECT_EQ(costs[0]["from"], "profiles/kunpeng920-2s.toml");
+  EXPECT_EQ(costs[1]["key"], "its.sgir_write");
+  EXPECT_EQ(costs[1]["from"], top);
 }
 
 TEST(ProfileExtends, Errors_MissingBase_Cycle_Depth_ClockHalf) {

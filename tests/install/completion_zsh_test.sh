@@ -35,8 +35,11 @@ expect() {  # expect "WORDS" "EXPECTED (sorted, space-separated)"
 expect " " "gic hv list measure replay run topo trace"
 expect "run --se" "--check --help --iterations --json --no-breakdown --plot --progress --seed --variant -h"
 expect "run --seed " "<message>"
-expect "run seed003" "<files -g *.toml> example-multicast predict-its-4socket pv-ipi-broadcast seed000-send-ipi-one seed000-vp-index seed003-ipi-hw"
-expect "topo --preset k" "kunpeng920-2s kunpeng920-4s kunpeng920-4s-shared-vpe skylake-2s-40c ws2019-2s-e5-2420v2 x86-16s-4096t"
+# zsh filters by prefix itself, so every built-in name is offered: exactly the binary's own list
+expect "run seed003" "<files -g *.toml> ${(j: :)${(o)${(f)"$($ipilab help-names scenarios)"}}}"
+[[ " $($ipilab help-names scenarios | tr '\n' ' ') " == *" seed003-ipi-hw "* ]] || { print "FAIL: no seed003-ipi-hw"; (( failures++ )) }
+expect "topo --preset k" "${(j: :)${(o)${(f)"$($ipilab help-names presets)"}}}"
+[[ " $($ipilab help-names presets | tr '\n' ' ') " == *" kunpeng920-2s "* ]] || { print "FAIL: no kunpeng920-2s"; (( failures++ )) }
 expect "measure " "all c2c kvm"
 expect "gic " "decode encode its"
 expect "gic decode --" "--dwords --help --json --sgir -h"
