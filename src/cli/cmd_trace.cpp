@@ -1,5 +1,8 @@
-// ipilab trace FILE [--json FILE|-] [--plot FILE.svg|.png]   and   ipilab trace record -o FILE ...
+// ipilab trace FILE|- [--json FILE|-] [--plot FILE.svg|.png] [--buffer NAME] [--pair-limit T]
+//              [--events FILE.csv|.jsonl] [--perfetto FILE.json]   and   ipilab trace record -o FILE ...
+#include <cctype>
 #include <cstdio>
+#include <optional>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -10,6 +13,7 @@
 #include "common/error.h"
 #include "common/file.h"
 #include "trace/analysis.h"
+#include "trace/export.h"
 #include "trace/plot.h"
 #include "trace/record.h"
 #include "trace/report.h"
@@ -22,7 +26,36 @@ struct TraceArgs {
   std::string file;
   std::string json;
   std::string plot;
+  std::string buffer;
+  bool buffer_given = false;
+  std::string pair_limit = "10ms";
+  std::string events;
+  std::string perfetto;
 };
+
+// "10ms", "500us", "250000ns", "1s", or a bare number of ns.
+std::uint64_t parse_duration_ns(const std::string& text, const std::string& option) {
+  std::size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  const std::string num = text.substr(0, i), unit = text.substr(i);
+  double v = 0;
+  try {
+    std::size_t used = 0;
+    v = std::stod(num, &used);
+    if (used != num.size()) throw std::invalid_argument("x");
+  } catch (...) {
+    throw InputError(option, fmt::format("'{}': expected a duration such as 10ms, 500us or 250000ns", text));
+  }
+  double scale = 0;
+  if (unit.empty() || unit == "ns") scale = 1;
+  else if (unit == "us") scale = 1e3;
+  else if (unit == "ms") scale = 1e6;
+  else if (unit == "s") scale = 1e9;
+  else throw InputError(option, fmt::format("'{}': unit '{}' (use ns, us, ms or s)", text, unit));
+  const double ns = v * scale;
+  if (!(ns >= 1) || ns > 3.6e12) throw InputError(option, fmt::format("'{}': must be between 1 ns and 1 h", text));
+  return static_cast<std::uint64_t>(ns);
+}
 
 struct RecordArgs {
   std::string output;
@@ -37,17 +70,29 @@ constexpr const char* kTraceHelp = R"(Reads a real Linux IPI trace, pairs every 
 target CPU, and reports per-IPI latency (send -> handler entry, ns) and handler time (entry -> exit, ns)
 per kind, per callsite, per (source CPU, target CPU), and per target CPU "who interrupts it".
 
-FILE is detected from its content: a trace.dat from 'trace-cmd record' (v6/v7, compressed or not),
-the text of 'trace-cmd report' (with or without -t), or a copy of /sys/kernel/tracing/trace.
+FILE ('-' = standard input) is detected from its content, never from its name: a trace.dat from
+trace-cmd (v6/v7, its own compression or none, several buffers), the text of 'trace-cmd report'
+(with or without -t/-l), a copy of /sys/kernel/tracing/trace, or 'perf script' text; any of them
+may be gzip-, zstd- or xz-compressed. Every rendering of a cpumask is recognised from the value
+(kernel hex words, libtraceevent CPU lists such as 0-3,8, old libtraceevent ARRAY[..] bytes); a
+value that fits none is left out and reported with its count and first line.
 Events used: ipi:ipi_send_cpu, ipi:ipi_send_cpumask (Linux >= 6.4), csd:* (>= 6.5),
-irq_vectors:{reschedule,call_function,call_function_single,irq_work}_{entry,exit} (x86),
-ipi:ipi_raise/ipi_entry/ipi_exit (Arm). Record them with 'ipilab trace record'.
+sched:sched_wake_idle_without_ipi, irq_vectors:{reschedule,call_function,call_function_single,
+irq_work}_{entry,exit} (x86), ipi:ipi_raise/ipi_entry/ipi_exit (Arm). Record them with
+'ipilab trace record'. The report says which kernel convention the trace shows (6.4: queued calls
+traced as ipi_send_*; >= 6.5: csd:csd_queue_cpu) and how each queued call was served (its own IPI,
+coalesced onto an earlier one, polling idle, local). A trace with several buffers is paired and
+reported per buffer. A send unanswered after --pair-limit is unmatched. See docs/trace.md.
 
 Percentiles: nearest rank from a log-linear histogram (exact below 256 ns, else within 0.4 %).
 
-Examples:
-  ipilab trace "$(ipilab list --data-dir)/data/traces/mixed.dat"     # an example trace shipped with ipilab
+Examples (the example traces ship with ipilab, in "$(ipilab list --data-dir)/data/traces"):
+  ipilab trace "$(ipilab list --data-dir)/data/traces/mixed.dat"
   ipilab trace "$(ipilab list --data-dir)/data/traces/mixed.txt" --json - | jq .by_kind
+  gzip -c "$(ipilab list --data-dir)/data/traces/mixed.txt" | ipilab trace -
+  ipilab trace "$(ipilab list --data-dir)/data/traces/mixed.dat" --perfetto mixed.json   # ui.perfetto.dev
+  ipilab trace "$(ipilab list --data-dir)/data/traces/mixed.dat" --events ipis.csv       # pandas, R
+  ipilab trace "$(ipilab list --data-dir)/data/traces/instance-extract.dat" --buffer bigdat
   ipilab trace trace.dat --json report.json --plot ipis.svg)";
 
 constexpr const char* kRecordHelp = R"(Records the IPI events of this machine through tracefs (libtracefs) into FILE,
@@ -56,32 +101,55 @@ csd:csd_function_entry csd:csd_function_exit, irq_vectors:{reschedule,call_funct
 call_function_single,irq_work}_{entry,exit} (x86) and ipi:ipi_raise/ipi_entry/ipi_exit (Arm), those the
 kernel has. It uses its own tracefs instance (default 'ipilab'; --top-level for the top buffer), never
 touches /proc/sys/kernel/ftrace_enabled or the function tracer, and restores the tracing state it found.
-FILE is written in the text format of 'trace-cmd report -t' (ns timestamps), all-or-nothing.
+FILE is a trace.dat (version 6, the documented trace-cmd.dat(5) format, written from the tracefs
+raw ring-buffer pages as they fill) that 'trace-cmd report' and KernelShark open; with --text it is
+the text of 'trace-cmd report -t' instead. Written all-or-nothing.
 Needs root (or tracefs access); exits 3 when tracefs is unavailable.
 
 Examples:
-  sudo ipilab trace record -o ipis.txt --duration 5
-  sudo ipilab trace record -o ipis.txt -- stress-ng --pipe 2 -t 3
-  ipilab trace ipis.txt)";
+  sudo ipilab trace record -o ipis.dat --duration 5
+  sudo ipilab trace record -o ipis.dat -- stress-ng --pipe 2 -t 3
+  ipilab trace ipis.dat; trace-cmd report ipis.dat | head)";
 
 void run_trace(const TraceArgs& args) {
-  if (!args.plot.empty()) {  // check before the (possibly long) analysis
+  // Check every option before the (possibly long) analysis.
+  if (!args.plot.empty()) {
     const std::string ext = std::filesystem::path(args.plot).extension().string();
     if (ext != ".svg" && ext != ".png")
       throw InputError("--plot", fmt::format("'{}': the file name must end in .svg or .png", args.plot));
   }
-  trace::IpiAnalysis analysis;
+  trace::AnalysisOptions opt;
+  opt.pair_limit_ns = parse_duration_ns(args.pair_limit, "--pair-limit");
+  const trace::RowFormat rows = args.events.empty() ? trace::RowFormat::Csv : trace::row_format(args.events);
+  if (!args.perfetto.empty() && std::filesystem::path(args.perfetto).extension() != ".json")
+    throw InputError("--perfetto", fmt::format("'{}': the file name must end in .json", args.perfetto));
+  const std::string name = args.file == "-" ? std::string("<stdin>") : args.file;
+  trace::TraceExports exports(args.events, rows, args.perfetto, fmt::format("ipilab trace {}", name));
+  trace::TraceAnalysis::ObserverFactory factory;
+  if (exports.any()) factory = [&](std::string_view b) { return exports.observer_for(b); };
+  trace::TraceAnalysis analysis(opt, args.buffer_given ? std::optional<std::string>(args.buffer) : std::nullopt, {}, {},
+                                factory);
   const trace::ReadInfo info = trace::analyse_trace(args.file, analysis);
-  if (!args.plot.empty()) trace::plot_trace(analysis, args.plot);
+  const auto buffers = analysis.buffers();
+  if (!args.plot.empty()) {
+    if (buffers.size() > 1)
+      throw InputError("--plot", "this trace has IPI events in several buffers: pick one with --buffer NAME");
+    trace::plot_trace(*buffers.front().second, args.plot);
+  }
+  exports.commit();
+  if (!args.perfetto.empty())
+    fmt::print(stderr, "ipilab: wrote {} ({} flows send -> arrival); open it in ui.perfetto.dev\n", args.perfetto,
+               exports.flows());
+  if (!args.events.empty()) fmt::print(stderr, "ipilab: wrote {} ({} rows)\n", args.events, exports.rows());
   if (!args.json.empty()) {
-    const std::string doc = trace::report_json(analysis, info, args.file).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    const std::string doc = trace::report_json(analysis, info, name).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (args.json == "-") {
       std::fputs(doc.c_str(), stdout);
       return;
     }
     write_file_atomically(args.json, doc);
   }
-  std::fputs(trace::report_text(analysis, info, args.file).c_str(), stdout);
+  std::fputs(trace::report_text(analysis, info, name).c_str(), stdout);
 }
 
 void run_record(const RecordArgs& args) {
@@ -109,10 +177,18 @@ void add_trace_command(CLI::App& root) {
   auto rargs = std::make_shared<RecordArgs>();
   auto* cmd = root.add_subcommand("trace", "Analyse a real Linux IPI trace (or record one): per-IPI latency");
   cmd->footer(kTraceHelp);
-  cmd->add_option("FILE", targs->file, "trace.dat, 'trace-cmd report' text, or tracefs 'trace' text");
+  cmd->add_option("FILE", targs->file,
+                  "trace.dat, 'trace-cmd report' / tracefs / 'perf script' text, plain or gzip/zstd/xz; '-' = stdin");
   cmd->add_option("--json", targs->json, "also write the JSON report to FILE ('-' = stdout, then no text report)");
   cmd->add_option("--plot", targs->plot,
                   "draw latency distributions per kind and a source x target heat map (gnuplot) to FILE.svg|.png");
+  cmd->add_option("--buffer", targs->buffer, "analyse only this ring buffer (a tracefs instance; '' = top level)")
+      ->each([targs](const std::string&) { targs->buffer_given = true; });
+  cmd->add_option("--pair-limit", targs->pair_limit,
+                  "a send unanswered for longer is unmatched, never paired with a later arrival (default 10ms)");
+  cmd->add_option("--events", targs->events, "write one row per IPI and per queued call to FILE.csv or FILE.jsonl");
+  cmd->add_option("--perfetto", targs->perfetto,
+                  "write the timeline as Chrome/Perfetto trace-event JSON (open in ui.perfetto.dev)");
   cmd->require_subcommand(0, 1);
 
   auto* rec = cmd->add_subcommand("record", "Record the IPI events of this machine into a file 'ipilab trace' reads");

@@ -1,6 +1,7 @@
 #include "trace/analysis.h"
 
 #include <algorithm>
+#include <deque>
 
 #include <fmt/format.h>
 
@@ -8,228 +9,639 @@
 
 namespace ipilab::trace {
 
+std::string_view outcome_name(SendOutcome o) {
+  switch (o) {
+    case SendOutcome::Raised: return "raised";
+    case SendOutcome::Coalesced: return "coalesced";
+    case SendOutcome::Unmatched: return "unmatched";
+    case SendOutcome::Expired: return "expired";
+  }
+  return "?";
+}
+
+std::string_view service_name(CallService s) {
+  switch (s) {
+    case CallService::Ipi: return "ipi";
+    case CallService::Coalesced: return "coalesced";
+    case CallService::PollingIdle: return "polling-idle";
+    case CallService::Local: return "local";
+    case CallService::Pending: return "pending";
+  }
+  return "?";
+}
+
+std::string_view convention_name(Convention c) {
+  switch (c) {
+    case Convention::Indistinct: return "indistinct";
+    case Convention::V6_5: return "v6.5+";
+    case Convention::V6_4: return "v6.4";
+    case Convention::Mixed: return "mixed";
+  }
+  return "?";
+}
+
+std::string convention_statement(Convention c) {
+  switch (c) {
+    case Convention::V6_5:
+      return "Linux >= 6.5 convention (csd:csd_queue_cpu present): every ipi_send_* is an IPI, queued calls are "
+             "csd_queue_cpu";
+    case Convention::V6_4:
+      return "Linux 6.4 convention (ipi_send_* with a queued function as callback, no csd events): those events are "
+             "queued calls, only ipi_send_* with a generic handler or NULL callback are IPIs";
+    case Convention::Mixed:
+      return "both conventions appear (ipi_send_* with queued functions as callback before csd events): each event "
+             "read by its own shape";
+    case Convention::Indistinct:
+      return "no event tells the Linux 6.4 and >= 6.5 conventions apart; both read this trace alike";
+  }
+  return "";
+}
+
 namespace {
+
 std::size_t idx(IpiKind k) { return static_cast<std::size_t>(k); }
+
+struct NameHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+template <typename V>
+using NameMap = std::unordered_map<std::string, V, NameHash, std::equal_to<>>;
+
+constexpr std::size_t kMaxWaiting = 256;
+constexpr std::uint64_t kBatchGapNs = 1'000'000;  // a queue batch open longer than 1 ms is closed
+
+bool is_raw_address(std::string_view s) { return s.size() > 2 && s.substr(0, 2) == "0x" && s != "0x0"; }
+
 }  // namespace
 
-IpiAnalysis::IpiAnalysis(SendCallback on_send, DeliveryCallback on_delivery)
-    : on_send_(std::move(on_send)), on_delivery_(std::move(on_delivery)) {}
+struct IpiAnalysis::State {
+  struct PendingSend {
+    std::uint64_t ts;
+    std::uint32_t src;
+    std::uint32_t callsite;  // index into callsites
+    std::uint64_t id;
+    IpiKind kind;
+  };
+  struct Group {
+    std::vector<PendingSend> v;
+    std::size_t head = 0;
+    std::size_t size() const { return v.size() - head; }
+    bool empty() const { return head == v.size(); }
+    const PendingSend& front() const { return v[head]; }
+    void pop_front() {
+      ++head;
+      if (head == v.size()) v.clear(), head = 0;
+      else if (head > 64 && head * 2 > v.size()) v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head)), head = 0;
+    }
+    void clear() { v.clear(), head = 0; }
+  };
+  struct Served {
+    PendingSend s;
+    SendOutcome outcome;
+  };
+  struct OpenHandler {
+    std::optional<std::uint64_t> entry;
+    std::vector<Served> served;  // only with an observer
+  };
+  struct Call {
+    std::uint64_t ts = 0, csd = 0;
+    std::uint32_t src = 0, dst = 0, func = 0, callsite = 0;
+    CallService service = CallService::Pending;
+    bool classified = false, inferred = false, queue_was_empty = false, finalized = false;
+    bool has_csd = false;    // queued with a csd address: its run (csd_function_entry) can be seen
+    bool in_flight = false;  // in `inflight`, not yet run
+    std::optional<std::uint64_t> run_ns;
+  };
+  struct OpenFunction {
+    std::uint64_t ts;
+    std::uint32_t func;
+    bool local;
+    std::uint32_t src;
+  };
+  struct CpuState {
+    std::array<Group, kIpiKindCount> pending;
+    std::array<OpenHandler, kIpiKindCount> handler;
+    std::vector<OpenFunction> functions;
+    std::vector<std::uint32_t> last_send_targets;  // for ipi_raise de-duplication
+    bool last_send_unraised = false;
+    std::vector<std::uint32_t> batch;   // call slots queued by this CPU, not yet classified
+    std::uint32_t batch_callsite = 0;
+    std::uint64_t batch_first_ts = 0;
+    std::int64_t queue_depth = 0;       // as a target: queued csd calls not yet run
+  };
 
-void IpiAnalysis::on_begin(std::uint32_t cpus) { header_cpus_ = cpus; }
+  SendCallback on_send;
+  DeliveryCallback on_delivery;
+  AnalysisOptions opt;
+  AnalysisObserver* obs = nullptr;
 
-IpiAnalysis::CpuState& IpiAnalysis::cpu_state(std::uint32_t cpu) {
-  if (cpu >= cpu_states_.size()) cpu_states_.resize(static_cast<std::size_t>(cpu) + 1);
-  if (!any_cpu_ || cpu > max_cpu_seen_) max_cpu_seen_ = cpu;
-  any_cpu_ = true;
-  return cpu_states_[cpu];
+  std::uint32_t header_cpus = 0;
+  std::uint32_t max_cpu_seen = 0;
+  bool any_cpu = false;
+  std::vector<CpuState> cpu_states;
+  std::uint64_t first_ts = 0, last_ts = 0, events_with_ts = 0;
+  std::uint64_t events_total = 0, lost_events = 0, lost_marks = 0;
+  NameMap<std::uint64_t> counts;
+  std::map<std::string, std::uint64_t> event_counts;
+  NameMap<std::uint32_t> callsite_index;
+  std::deque<CallsiteStats> callsites;  // stable addresses (views handed to the observer)
+  std::uint64_t ipis_sent = 0, matched = 0, coalesced = 0, unmatched_sends = 0, expired = 0, overflow = 0;
+  std::uint64_t unmatched_arrivals = 0, arrivals = 0, raises_merged = 0, send_ids = 0;
+  std::array<KindStats, kIpiKindCount> kinds{};
+  std::map<std::pair<std::uint32_t, std::uint32_t>, PairStats> pairs;
+  std::map<std::uint32_t, TargetStats> targets;
+  NameMap<std::uint32_t> func_index;
+  std::deque<std::string> func_names;
+  std::vector<CsdFuncStats> funcs;
+  std::map<std::string, CsdFuncStats> csd_funcs;
+  std::vector<Call> calls;              // slot pool
+  std::vector<std::uint32_t> free_calls;
+  std::unordered_map<std::uint64_t, std::uint32_t> inflight;  // csd -> call slot
+  std::array<ServiceStats, kCallServiceCount> services{};
+  std::uint64_t csd_events = 0, exits = 0, queued_call_sends = 0, wake_idle = 0, wake_idle_resched = 0;
+  bool seen_csd_queue = false, seen_queued_call_send = false, queued_after_csd = false, queued_before_csd = false;
+  bool seen_wake = false;
+  std::vector<std::string> warnings;
+  IpiSend send_scratch;
+
+  CpuState& cpu(std::uint32_t c) {
+    if (c >= cpu_states.size()) cpu_states.resize(static_cast<std::size_t>(c) + 1);
+    if (!any_cpu || c > max_cpu_seen) max_cpu_seen = c;
+    any_cpu = true;
+    return cpu_states[c];
+  }
+
+  std::uint32_t intern_callsite(std::string_view callsite, std::string_view callback) {
+    auto it = callsite_index.find(callsite);
+    if (it != callsite_index.end()) return it->second;
+    const auto id = static_cast<std::uint32_t>(callsites.size());
+    CallsiteStats s;
+    s.callsite = std::string(callsite);
+    s.callback = std::string(callback);
+    callsites.push_back(std::move(s));
+    callsite_index.emplace(std::string(callsite), id);
+    return id;
+  }
+  std::uint32_t intern_func(std::string_view f) {
+    auto it = func_index.find(f);
+    if (it != func_index.end()) return it->second;
+    const auto id = static_cast<std::uint32_t>(func_names.size());
+    func_names.emplace_back(f);
+    funcs.emplace_back();
+    func_index.emplace(std::string(f), id);
+    return id;
+  }
+
+  // ---- IPIs ----
+  void add_send(const TraceEvent& ev, std::string_view callsite) {
+    const std::uint32_t cs = intern_callsite(callsite, ev.callback);
+    for (const std::uint32_t t : ev.targets) {
+      ++ipis_sent;
+      ++kinds[idx(ev.kind)].sends;
+      ++callsites[cs].sends;
+      ++pairs[{ev.cpu, t}].sends;
+      TargetStats& ts = targets[t];
+      ++ts.sends_received;
+      ++ts.by_source[ev.cpu];
+      ++ts.by_callsite[callsites[cs].callsite];
+      Group& g = cpu(t).pending[idx(ev.kind)];
+      if (g.size() >= kMaxWaiting) {  // bound: the oldest waiting send gives up
+        ++overflow;
+        unmatched(g.front(), SendOutcome::Unmatched);
+        g.pop_front();
+      }
+      g.v.push_back({ev.ts_ns, ev.cpu, cs, send_ids++, ev.kind});
+    }
+    if (on_send) {
+      send_scratch.time_ns = ev.ts_ns;
+      send_scratch.src_cpu = ev.cpu;
+      send_scratch.targets = ev.targets;
+      send_scratch.kind = ev.kind;
+      send_scratch.callsite = std::string(callsite);
+      on_send(send_scratch);
+    }
+  }
+
+  void emit_ipi(const PendingSend& s, std::uint32_t dst, SendOutcome o, std::optional<std::uint64_t> arrival,
+                IpiKind arrival_kind, std::optional<std::uint64_t> handler) {
+    IpiRecord r;
+    r.id = s.id;
+    r.send_ns = s.ts;
+    r.src = s.src;
+    r.dst = dst;
+    r.kind = s.kind;
+    r.callsite = callsites[s.callsite].callsite;
+    r.callback = callsites[s.callsite].callback;
+    r.outcome = o;
+    r.arrival_ns = arrival;
+    r.arrival_kind = arrival_kind;
+    r.handler_ns = handler;
+    obs->on_ipi(r);
+  }
+
+  void unmatched(const PendingSend& s, SendOutcome o, std::uint32_t dst = 0) {
+    ++unmatched_sends;
+    if (o == SendOutcome::Expired) ++expired;
+    ++kinds[idx(s.kind)].unmatched_sends;
+    ++callsites[s.callsite].unmatched;
+    if (obs) emit_ipi(s, dst, o, std::nullopt, IpiKind::Unknown, std::nullopt);
+  }
+
+  void expire(Group& g, std::uint32_t target, std::uint64_t now) {
+    while (!g.empty() && g.front().ts + opt.pair_limit_ns < now) {
+      unmatched(g.front(), SendOutcome::Expired, target);
+      g.pop_front();
+    }
+  }
+
+  void close_handler(std::uint32_t c, IpiKind k, std::optional<std::uint64_t> exit_ns) {
+    OpenHandler& h = cpu_states[c].handler[idx(k)];
+    if (!h.entry) return;
+    const std::optional<std::uint64_t> dur =
+        exit_ns && *exit_ns >= *h.entry ? std::optional<std::uint64_t>(*exit_ns - *h.entry) : std::nullopt;
+    if (obs) {
+      obs->on_handler(c, k, *h.entry, exit_ns);
+      for (const Served& sv : h.served) emit_ipi(sv.s, c, sv.outcome, h.entry, k, dur);
+      h.served.clear();
+    }
+    h.entry.reset();
+  }
+
+  void serve(Group& g, std::uint32_t target, IpiKind arrival_kind, std::uint64_t ts) {
+    KindStats& k = kinds[idx(arrival_kind)];
+    const std::uint64_t n = g.size();
+    matched += n;
+    coalesced += n - 1;
+    k.matched += n;
+    k.coalesced += n - 1;
+    const PendingSend first = g.front();
+    const std::uint64_t lat = ts >= first.ts ? ts - first.ts : 0;
+    k.latency.record(static_cast<std::int64_t>(lat));
+    callsites[first.callsite].latency.record(static_cast<std::int64_t>(lat));
+    pairs[{first.src, target}].latency.record(static_cast<std::int64_t>(lat));
+    OpenHandler& h = cpu_states[target].handler[idx(arrival_kind)];
+    for (std::size_t i = g.head; i < g.v.size(); ++i) {
+      const PendingSend& s = g.v[i];
+      ++callsites[s.callsite].matched;
+      PairStats& pi = pairs[{s.src, target}];
+      ++pi.matched;
+      if (i > g.head) {
+        ++callsites[s.callsite].coalesced;
+        ++pi.coalesced;
+      }
+      if (obs) h.served.push_back({s, i == g.head ? SendOutcome::Raised : SendOutcome::Coalesced});
+    }
+    if (on_delivery)
+      on_delivery(IpiDelivery{first.ts, ts, first.src, target, arrival_kind, callsites[first.callsite].callsite, n - 1});
+    g.clear();
+  }
+
+  void add_arrival(const TraceEvent& ev) {
+    ++arrivals;
+    KindStats& k = kinds[idx(ev.kind)];
+    ++k.arrivals;
+    TargetStats& ts = targets[ev.cpu];
+    ++ts.arrivals[idx(ev.kind)];
+    CpuState& st = cpu(ev.cpu);
+    close_handler(ev.cpu, ev.kind, std::nullopt);  // a previous entry without exit
+    st.handler[idx(ev.kind)].entry = ev.ts_ns;
+    Group* g = &st.pending[idx(ev.kind)];
+    expire(*g, ev.cpu, ev.ts_ns);
+    if (g->empty() && ev.kind == IpiKind::CallFunction) {
+      g = &st.pending[idx(IpiKind::CallFunctionSingle)];
+      expire(*g, ev.cpu, ev.ts_ns);
+    }
+    if (g->empty()) {
+      g = &st.pending[idx(IpiKind::Unknown)];
+      expire(*g, ev.cpu, ev.ts_ns);
+    }
+    if (!g->empty()) {
+      serve(*g, ev.cpu, ev.kind, ev.ts_ns);
+    } else {
+      ++unmatched_arrivals;
+      ++k.unmatched_arrivals;
+      ++ts.unmatched_arrivals;
+    }
+  }
+
+  void add_exit(const TraceEvent& ev) {
+    ++exits;
+    CpuState& st = cpu(ev.cpu);
+    OpenHandler& h = st.handler[idx(ev.kind)];
+    if (h.entry && ev.ts_ns >= *h.entry) kinds[idx(ev.kind)].handler.record(static_cast<std::int64_t>(ev.ts_ns - *h.entry));
+    close_handler(ev.cpu, ev.kind, ev.ts_ns);
+  }
+
+  // ---- queued calls ----
+  std::uint32_t new_call() {
+    if (!free_calls.empty()) {
+      const std::uint32_t i = free_calls.back();
+      free_calls.pop_back();
+      calls[i] = Call{};
+      return i;
+    }
+    calls.emplace_back();
+    return static_cast<std::uint32_t>(calls.size() - 1);
+  }
+
+  void finalize_call(std::uint32_t slot, std::optional<std::uint64_t> run_time) {
+    Call& c = calls[slot];
+    if (c.finalized) return;
+    c.finalized = true;
+    if (c.run_ns && c.classified && *c.run_ns >= c.ts)
+      services[static_cast<std::size_t>(c.service)].queue_to_run.record(static_cast<std::int64_t>(*c.run_ns - c.ts));
+    if (obs) {
+      CallRecord r;
+      r.queue_ns = c.ts;
+      r.src = c.src;
+      r.dst = c.dst;
+      r.func = func_names[c.func];
+      r.callsite = callsites[c.callsite].callsite;
+      r.service = c.service;
+      r.inferred = c.inferred;
+      r.run_ns = c.run_ns;
+      r.run_time_ns = run_time;
+      obs->on_call(r);
+    }
+    if (c.in_flight) {
+      auto it = inflight.find(c.csd);
+      if (it != inflight.end() && it->second == slot) inflight.erase(it);
+      if (c.dst < cpu_states.size()) --cpu_states[c.dst].queue_depth;
+      c.in_flight = false;
+    }
+    free_calls.push_back(slot);
+  }
+
+  void classify(std::uint32_t slot, CallService s, bool inferred) {
+    Call& c = calls[slot];
+    c.service = s;
+    c.inferred = inferred;
+    c.classified = true;
+    ServiceStats& st = services[static_cast<std::size_t>(s)];
+    ++st.count;
+    if (inferred) ++st.inferred;
+    // A call without csd address never reports its run; one that already ran is complete.
+    if (!c.has_csd || c.run_ns) finalize_call(slot, std::nullopt);
+  }
+
+  // The trace ended with `src`'s batch open: its calls are pending.
+  void pend_batch(std::uint32_t src) {
+    CpuState& st = cpu_states[src];
+    std::vector<std::uint32_t> batch;
+    batch.swap(st.batch);
+    for (auto slot : batch) classify(slot, CallService::Pending, false);
+  }
+
+  // Closes `src`'s batch: `ipi_targets` got their own IPI, `wake_target` a polling-idle wakeup.
+  void close_batch(std::uint32_t src, const std::vector<std::uint32_t>* ipi_targets, std::optional<std::uint32_t> wake_target) {
+    CpuState& st = cpu_states[src];
+    if (st.batch.empty()) return;
+    std::vector<std::uint32_t> batch;
+    batch.swap(st.batch);
+    // The last call queued to each served target is the one whose llist_add found the queue empty.
+    std::vector<bool> served(batch.size(), false);
+    auto mark_last = [&](std::uint32_t target, CallService s) {
+      for (std::size_t i = batch.size(); i-- > 0;)
+        if (calls[batch[i]].dst == target) {
+          classify(batch[i], s, false);
+          served[i] = true;
+          return true;
+        }
+      return false;
+    };
+    if (ipi_targets)
+      for (auto t : *ipi_targets) mark_last(t, CallService::Ipi);
+    if (wake_target) mark_last(*wake_target, CallService::PollingIdle);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (served[i]) continue;
+      const Call& c = calls[batch[i]];
+      // No IPI of its own: the queue was not empty (coalesced) — or it was, and then the only reason
+      // the kernel skips the IPI is a polling-idle target (call_function_single_prep_ipi).
+      if (c.queue_was_empty && c.has_csd) classify(batch[i], CallService::PollingIdle, true);
+      else classify(batch[i], CallService::Coalesced, false);
+    }
+  }
+
+  void queue_call(const TraceEvent& ev, std::uint32_t target, std::uint64_t csd_addr) {
+    CpuState& st = cpu(ev.cpu);
+    const std::uint32_t cs = intern_callsite(ev.callsite, ev.callback);
+    if (!st.batch.empty() && (st.batch_callsite != cs || ev.ts_ns > st.batch_first_ts + kBatchGapNs))
+      close_batch(ev.cpu, nullptr, std::nullopt);
+    const std::uint32_t slot = new_call();
+    Call& c = calls[slot];
+    c.ts = ev.ts_ns;
+    c.src = ev.cpu;
+    c.dst = target;
+    c.func = intern_func(ev.callback);
+    c.callsite = cs;
+    c.csd = csd_addr;
+    CpuState& tst = cpu(target);
+    c.queue_was_empty = tst.queue_depth <= 0;
+    if (csd_addr) {
+      auto it = inflight.find(csd_addr);
+      if (it != inflight.end()) {  // re-queued before it ran (lost events): the old one never runs
+        const std::uint32_t old = it->second;
+        inflight.erase(it);
+        calls[old].in_flight = false;
+        calls[old].has_csd = false;
+        --tst.queue_depth;
+        if (calls[old].classified) finalize_call(old, std::nullopt);
+      }
+      if (inflight.size() < (1u << 20)) {
+        inflight.emplace(csd_addr, slot);
+        ++tst.queue_depth;
+        calls[slot].has_csd = calls[slot].in_flight = true;
+      }
+    }
+    CpuState& sst = cpu_states[ev.cpu];
+    if (sst.batch.empty()) {
+      sst.batch_callsite = cs;
+      sst.batch_first_ts = ev.ts_ns;
+    }
+    sst.batch.push_back(slot);
+    ++funcs[c.func].queued;
+  }
+
+  void function_entry(const TraceEvent& ev) {
+    ++csd_events;
+    const std::uint32_t f = intern_func(ev.callback);
+    ++funcs[f].runs;
+    CpuState& st = cpu(ev.cpu);
+    bool local = false;
+    std::uint32_t src = ev.cpu;
+    if (ev.csd == 0) {
+      local = true;
+      ServiceStats& s = services[static_cast<std::size_t>(CallService::Local)];
+      ++s.count;
+    } else {
+      auto it = inflight.find(ev.csd);
+      if (it != inflight.end()) {
+        const std::uint32_t slot = it->second;
+        Call& c = calls[slot];
+        src = c.src;
+        inflight.erase(it);
+        c.in_flight = false;
+        if (c.dst < cpu_states.size()) --cpu_states[c.dst].queue_depth;
+        if (c.func == f && ev.ts_ns >= c.ts) funcs[f].queue_to_run.record(static_cast<std::int64_t>(ev.ts_ns - c.ts));
+        c.run_ns = ev.ts_ns;
+        if (c.classified) finalize_call(slot, std::nullopt);
+      }
+    }
+    st.functions.push_back({ev.ts_ns, f, local, src});
+    if (st.functions.size() > 64) st.functions.erase(st.functions.begin());
+  }
+
+  void function_exit(const TraceEvent& ev) {
+    ++csd_events;
+    CpuState& st = cpu(ev.cpu);
+    const std::uint32_t f = intern_func(ev.callback);
+    for (std::size_t i = st.functions.size(); i-- > 0;) {
+      if (st.functions[i].func != f) continue;
+      const OpenFunction of = st.functions[i];
+      st.functions.erase(st.functions.begin() + static_cast<std::ptrdiff_t>(i));
+      if (ev.ts_ns >= of.ts) funcs[f].run_time.record(static_cast<std::int64_t>(ev.ts_ns - of.ts));
+      if (obs) {
+        obs->on_function(ev.cpu, func_names[f], of.ts, ev.ts_ns);
+        if (of.local) {
+          CallRecord r;
+          r.queue_ns = of.ts;
+          r.src = r.dst = ev.cpu;
+          r.func = func_names[f];
+          r.service = CallService::Local;
+          r.run_ns = of.ts;
+          if (ev.ts_ns >= of.ts) r.run_time_ns = ev.ts_ns - of.ts;
+          obs->on_call(r);
+        }
+      }
+      return;
+    }
+  }
+
+  void count_name(std::string_view name, std::uint64_t n) {
+    auto it = counts.find(name);
+    if (it == counts.end()) counts.emplace(std::string(name), n);
+    else it->second += n;
+  }
+};
+
+IpiAnalysis::IpiAnalysis(SendCallback on_send, DeliveryCallback on_delivery, AnalysisOptions options)
+    : s_(std::make_unique<State>()) {
+  s_->on_send = std::move(on_send);
+  s_->on_delivery = std::move(on_delivery);
+  s_->opt = options;
+  s_->obs = options.observer;
 }
+IpiAnalysis::~IpiAnalysis() = default;
+IpiAnalysis::IpiAnalysis(IpiAnalysis&&) noexcept = default;
+IpiAnalysis& IpiAnalysis::operator=(IpiAnalysis&&) noexcept = default;
 
-std::uint32_t IpiAnalysis::cpus() const {
-  const std::uint32_t seen = any_cpu_ ? max_cpu_seen_ + 1 : 0;
-  return std::max(header_cpus_, seen);
-}
+void IpiAnalysis::on_begin(std::uint32_t cpus) { s_->header_cpus = cpus; }
 
-std::uint32_t IpiAnalysis::intern_callsite(std::string_view callsite, std::string_view callback) {
-  auto it = callsite_index_.find(std::string(callsite));
-  if (it != callsite_index_.end()) return it->second;
-  const auto id = static_cast<std::uint32_t>(callsites_.size());
-  CallsiteStats s;
-  s.callsite = std::string(callsite);
-  s.callback = std::string(callback);
-  callsites_.push_back(std::move(s));
-  callsite_index_.emplace(std::string(callsite), id);
-  return id;
-}
-
-void IpiAnalysis::on_other_event(std::string_view name) {
-  ++events_total_;
-  auto it = event_counts_.find(std::string(name));
-  if (it == event_counts_.end()) event_counts_.emplace(std::string(name), 1);
-  else ++it->second;
+void IpiAnalysis::on_other_events(std::string_view name, std::uint64_t count) {
+  s_->events_total += count;
+  s_->count_name(name, count);
 }
 
 void IpiAnalysis::on_lost_events(std::uint32_t, std::uint64_t count) {
-  ++lost_marks_;
-  lost_events_ += count;
+  ++s_->lost_marks;
+  s_->lost_events += count;
 }
 
 void IpiAnalysis::on_event(const TraceEvent& ev) {
-  ++events_total_;
-  {
-    auto it = event_counts_.find(std::string(ev.name));
-    if (it == event_counts_.end()) event_counts_.emplace(std::string(ev.name), 1);
-    else ++it->second;
-  }
-  if (events_with_ts_ == 0 || ev.ts_ns < first_ts_) first_ts_ = ev.ts_ns;
-  if (ev.ts_ns > last_ts_ || events_with_ts_ == 0) last_ts_ = ev.ts_ns;
-  ++events_with_ts_;
-  CpuState& st = cpu_state(ev.cpu);
+  State& S = *s_;
+  ++S.events_total;
+  S.count_name(ev.name, 1);
+  if (S.events_with_ts == 0 || ev.ts_ns < S.first_ts) S.first_ts = ev.ts_ns;
+  if (ev.ts_ns > S.last_ts || S.events_with_ts == 0) S.last_ts = ev.ts_ns;
+  ++S.events_with_ts;
+  State::CpuState& st = S.cpu(ev.cpu);
   switch (ev.type) {
     case EventType::IpiSendCpu:
-    case EventType::IpiSendCpumask:
+    case EventType::IpiSendCpumask: {
+      // v6.4: a queued cross-call traced with its function as callback is not an IPI.
+      if (ev.kind == IpiKind::Unknown && !is_raw_address(ev.callback)) {
+        ++S.queued_call_sends;
+        S.seen_queued_call_send = true;
+        if (S.seen_csd_queue) S.queued_after_csd = true;
+        for (auto t : ev.targets) S.queue_call(ev, t, 0);
+        break;
+      }
       st.last_send_targets = ev.targets;
       st.last_send_unraised = true;
-      add_send(ev, ev.callsite);
+      if (ev.kind == IpiKind::CallFunction || ev.kind == IpiKind::CallFunctionSingle)
+        S.close_batch(ev.cpu, &ev.targets, std::nullopt);
+      S.add_send(ev, ev.callsite);
       break;
+    }
     case EventType::IpiRaise:
       if (st.last_send_unraised && st.last_send_targets == ev.targets) {
         st.last_send_unraised = false;
-        ++raises_merged_;
+        ++S.raises_merged;
         break;
       }
-      add_send(ev, "ipi_raise");
+      S.add_send(ev, "ipi_raise");
       break;
     case EventType::IpiEntry:
     case EventType::VectorEntry:
-      add_arrival(ev);
+      S.add_arrival(ev);
       break;
     case EventType::IpiExit:
     case EventType::VectorExit:
-      add_exit(ev);
+      S.add_exit(ev);
       break;
-    case EventType::CsdQueueCpu: {
-      ++csd_events_;
-      auto& f = csd_funcs_[std::string(ev.callback)];
-      ++f.queued;
-      if (ev.csd != 0) {
-        if (csd_inflight_.size() >= 65536) csd_inflight_.clear();  // bound; never reached by a sane kernel
-        csd_inflight_[ev.csd] = {ev.ts_ns, std::string(ev.callback)};
+    case EventType::CsdQueueCpu:
+      ++S.csd_events;
+      if (S.seen_queued_call_send) S.queued_before_csd = true;
+      S.seen_csd_queue = true;
+      for (auto t : ev.targets) S.queue_call(ev, t, ev.csd);
+      break;
+    case EventType::CsdFunctionEntry:
+      S.function_entry(ev);
+      break;
+    case EventType::CsdFunctionExit:
+      S.function_exit(ev);
+      break;
+    case EventType::WakeIdleNoIpi: {
+      ++S.wake_idle;
+      S.seen_wake = true;
+      const std::uint32_t t = ev.targets.empty() ? 0 : ev.targets[0];
+      S.cpu(t);
+      bool for_call = false;
+      for (auto slot : S.cpu_states[ev.cpu].batch)
+        if (S.calls[slot].dst == t) for_call = true;
+      if (for_call) S.close_batch(ev.cpu, nullptr, t);
+      else ++S.wake_idle_resched;
+      if (S.obs) S.obs->on_wake_idle(ev.ts_ns, ev.cpu, t);
+      break;
+    }
+  }
+}
+
+bool IpiAnalysis::has_ipi_events() const {
+  const State& S = *s_;
+  return S.ipis_sent > 0 || S.raises_merged > 0 || S.arrivals > 0 || S.csd_events > 0 || S.wake_idle > 0 ||
+         S.queued_call_sends > 0;
+}
+
+void IpiAnalysis::finish(const ReadInfo& info, const std::string& place, bool require_events) {
+  State& S = *s_;
+  for (std::size_t c = 0; c < S.cpu_states.size(); ++c) {
+    auto& st = S.cpu_states[c];
+    S.pend_batch(static_cast<std::uint32_t>(c));
+    for (auto& g : st.pending) {
+      while (!g.empty()) {
+        S.unmatched(g.front(), SendOutcome::Unmatched, static_cast<std::uint32_t>(c));
+        g.pop_front();
       }
-      for (auto t : ev.targets) cpu_state(t);
-      break;
     }
-    case EventType::CsdFunctionEntry: {
-      ++csd_events_;
-      auto& f = csd_funcs_[std::string(ev.callback)];
-      ++f.runs;
-      if (ev.csd != 0) {
-        auto it = csd_inflight_.find(ev.csd);
-        if (it != csd_inflight_.end()) {
-          if (it->second.second == ev.callback && ev.ts_ns >= it->second.first)
-            f.queue_to_run.add(ev.ts_ns - it->second.first);
-          csd_inflight_.erase(it);
-        }
-      }
-      st.csd_open_ts = ev.ts_ns;
-      st.csd_open_func = std::string(ev.callback);
-      break;
-    }
-    case EventType::CsdFunctionExit: {
-      ++csd_events_;
-      if (st.csd_open_ts && st.csd_open_func == ev.callback && ev.ts_ns >= *st.csd_open_ts)
-        csd_funcs_[st.csd_open_func].run_time.add(ev.ts_ns - *st.csd_open_ts);
-      st.csd_open_ts.reset();
-      break;
-    }
+    for (int k = 0; k < kIpiKindCount; ++k) S.close_handler(static_cast<std::uint32_t>(c), static_cast<IpiKind>(k), std::nullopt);
   }
-}
-
-void IpiAnalysis::add_send(const TraceEvent& ev, std::string_view callsite) {
-  const std::uint32_t cs = intern_callsite(callsite, ev.callback);
-  for (const std::uint32_t t : ev.targets) {
-    ++ipis_sent_;
-    ++kinds_[idx(ev.kind)].sends;
-    ++callsites_[cs].sends;
-    ++pairs_[{ev.cpu, t}].sends;
-    TargetStats& ts = targets_[t];
-    ++ts.sends_received;
-    ++ts.by_source[ev.cpu];
-    ++ts.by_callsite[callsites_[cs].callsite];
-    PendingGroup& g = cpu_state(t).pending[idx(ev.kind)];
-    g.kind = ev.kind;
-    if (g.sends.size() < kMaxRemembered) g.sends.push_back({ev.ts_ns, ev.cpu, cs});
-    else ++g.forgotten;
-  }
-  if (on_send_) {
-    send_scratch_.time_ns = ev.ts_ns;
-    send_scratch_.src_cpu = ev.cpu;
-    send_scratch_.targets = ev.targets;
-    send_scratch_.kind = ev.kind;
-    send_scratch_.callsite = std::string(callsite);
-    on_send_(send_scratch_);
-  }
-}
-
-void IpiAnalysis::serve(PendingGroup& g, std::uint32_t target, IpiKind arrival_kind, std::uint64_t ts) {
-  KindStats& k = kinds_[idx(arrival_kind)];
-  const std::uint64_t n = g.sends.size() + g.forgotten;
-  matched_ += n;
-  coalesced_ += n - 1;
-  k.matched += n;
-  k.coalesced += n - 1;
-  const PendingSend& first = g.sends.front();
-  const std::uint64_t lat = ts >= first.ts ? ts - first.ts : 0;
-  k.latency.add(lat);
-  callsites_[first.callsite].latency.add(lat);
-  PairStats& p = pairs_[{first.src, target}];
-  p.latency.add(lat);
-  for (std::size_t i = 0; i < g.sends.size(); ++i) {
-    ++callsites_[g.sends[i].callsite].matched;
-    PairStats& pi = pairs_[{g.sends[i].src, target}];
-    ++pi.matched;
-    if (i > 0) {
-      ++callsites_[g.sends[i].callsite].coalesced;
-      ++pi.coalesced;
-    }
-  }
-  if (on_delivery_)
-    on_delivery_(IpiDelivery{first.ts, ts, first.src, target, arrival_kind, callsites_[first.callsite].callsite, n - 1});
-  g.sends.clear();
-  g.forgotten = 0;
-}
-
-void IpiAnalysis::add_arrival(const TraceEvent& ev) {
-  ++arrivals_;
-  KindStats& k = kinds_[idx(ev.kind)];
-  ++k.arrivals;
-  TargetStats& ts = targets_[ev.cpu];
-  ++ts.arrivals[idx(ev.kind)];
-  CpuState& st = cpu_state(ev.cpu);
-  PendingGroup* g = &st.pending[idx(ev.kind)];
-  if (g->sends.empty() && ev.kind == IpiKind::CallFunction) g = &st.pending[idx(IpiKind::CallFunctionSingle)];
-  if (g->sends.empty()) g = &st.pending[idx(IpiKind::Unknown)];
-  if (!g->sends.empty()) {
-    serve(*g, ev.cpu, ev.kind, ev.ts_ns);
-  } else {
-    ++unmatched_arrivals_;
-    ++k.unmatched_arrivals;
-    ++ts.unmatched_arrivals;
-  }
-  st.open_entry[idx(ev.kind)] = ev.ts_ns;
-}
-
-void IpiAnalysis::add_exit(const TraceEvent& ev) {
-  ++exits_;
-  CpuState& st = cpu_state(ev.cpu);
-  auto& open = st.open_entry[idx(ev.kind)];
-  if (open && ev.ts_ns >= *open) kinds_[idx(ev.kind)].handler.add(ev.ts_ns - *open);
-  open.reset();
-}
-
-void IpiAnalysis::unmatched_group(PendingGroup& g) {
-  const std::uint64_t n = g.sends.size() + g.forgotten;
-  unmatched_sends_ += n;
-  kinds_[idx(g.kind)].unmatched_sends += n;
-  for (const auto& s : g.sends) ++callsites_[s.callsite].unmatched;
-  // Forgotten sends (beyond kMaxRemembered) are counted in the totals and per kind only.
-  g.sends.clear();
-  g.forgotten = 0;
-}
-
-std::vector<const CallsiteStats*> IpiAnalysis::callsites_by_count() const {
-  std::vector<const CallsiteStats*> out;
-  out.reserve(callsites_.size());
-  for (const auto& c : callsites_) out.push_back(&c);
-  std::sort(out.begin(), out.end(), [](const CallsiteStats* a, const CallsiteStats* b) {
-    return a->sends != b->sends ? a->sends > b->sends : a->callsite < b->callsite;
-  });
-  return out;
-}
-
-void IpiAnalysis::finish(const ReadInfo& info, const std::string& place) {
-  for (auto& st : cpu_states_)
-    for (auto& g : st.pending)
-      if (!g.sends.empty() || g.forgotten) unmatched_group(g);
+  // Calls classified but never seen running (their csd_function_entry is past the end).
+  for (std::uint32_t slot = 0; slot < S.calls.size(); ++slot)
+    if (!S.calls[slot].finalized && S.calls[slot].classified) S.finalize_call(slot, std::nullopt);
+  for (const auto& [name, n] : S.counts) S.event_counts[name] = n;
+  for (const auto& [name, id] : S.func_index) S.csd_funcs[name] = std::move(S.funcs[id]);
 
   auto absent = [&](std::string_view ev) {
     return std::find(info.absent_in_kernel.begin(), info.absent_in_kernel.end(), ev) != info.absent_in_kernel.end();
@@ -238,9 +650,9 @@ void IpiAnalysis::finish(const ReadInfo& info, const std::string& place) {
       info.knows_kernel_formats && absent("ipi:ipi_send_cpu")
           ? " The kernel that recorded this trace has no ipi:ipi_send_cpu event (it needs Linux >= 6.4)."
           : "";
-  const bool any_send = ipis_sent_ > 0 || raises_merged_ > 0 || event_counts_.count("ipi_send_cpu") ||
-                        event_counts_.count("ipi_send_cpumask") || event_counts_.count("ipi_raise");
-  if (!any_send && arrivals_ == 0) {
+  const bool any_send = S.ipis_sent > 0 || S.raises_merged > 0 || S.event_counts.count("ipi_send_cpu") ||
+                        S.event_counts.count("ipi_send_cpumask") || S.event_counts.count("ipi_raise");
+  if (require_events && !any_send && S.arrivals == 0 && S.csd_events == 0) {
     throw InputError(place,
                      "no IPI events in this trace. Record with: ipi:ipi_send_cpu ipi:ipi_send_cpumask (Linux >= 6.4), "
                      "csd:csd_queue_cpu csd:csd_function_entry csd:csd_function_exit (Linux >= 6.5), and the "
@@ -249,39 +661,269 @@ void IpiAnalysis::finish(const ReadInfo& info, const std::string& place) {
                      "'ipilab trace record' enables exactly these." +
                          kernel_note);
   }
+  auto& W = S.warnings;
+  for (const auto& w : info.warnings)
+    W.push_back(fmt::format("{}: {} record(s), first at {}{}", w.what, w.count, w.first_place,
+                            w.first_value.empty() ? "" : " ('" + w.first_value.substr(0, 120) + "')"));
   if (!any_send)
-    warnings_.push_back("no send events: enable ipi:ipi_send_cpu and ipi:ipi_send_cpumask (Linux >= 6.4; on Arm "
-                        "ipi:ipi_raise) to pair sends with arrivals." + kernel_note);
-  if (arrivals_ == 0)
-    warnings_.push_back("no handler entry events: enable irq_vectors:{reschedule,call_function,call_function_single,"
-                        "irq_work}_entry/_exit (x86) or ipi:ipi_entry/ipi_exit (Arm); every send is unmatched.");
-  else if (exits_ == 0)
-    warnings_.push_back("no handler exit events: enable the matching *_exit events to get handler times.");
-  if (csd_events_ == 0) {
-    warnings_.push_back(std::string("no csd events: enable csd:csd_queue_cpu csd:csd_function_entry "
-                                    "csd:csd_function_exit (Linux >= 6.5) for per-function csd statistics.") +
-                        (info.knows_kernel_formats && absent("csd:csd_queue_cpu")
-                             ? " The kernel that recorded this trace has no csd events."
-                             : ""));
+    W.push_back("no send events: enable ipi:ipi_send_cpu and ipi:ipi_send_cpumask (Linux >= 6.4; on Arm "
+                "ipi:ipi_raise) to pair sends with arrivals." + kernel_note);
+  if (S.arrivals == 0)
+    W.push_back("no handler entry events: enable irq_vectors:{reschedule,call_function,call_function_single,"
+                "irq_work}_entry/_exit (x86) or ipi:ipi_entry/ipi_exit (Arm); every send is unmatched.");
+  else if (S.exits == 0)
+    W.push_back("no handler exit events: enable the matching *_exit events to get handler times.");
+  if (S.csd_events == 0 && S.queued_call_sends == 0) {
+    W.push_back(std::string("no csd events: enable csd:csd_queue_cpu csd:csd_function_entry "
+                            "csd:csd_function_exit (Linux >= 6.5) for per-function csd statistics.") +
+                (info.knows_kernel_formats && absent("csd:csd_queue_cpu") ? " The kernel that recorded this trace has no csd events."
+                                                                         : ""));
   }
-  if (lost_marks_ > 0)
-    warnings_.push_back(fmt::format("the ring buffer lost events {} time(s) ({} events known lost): some sends or "
-                                    "arrivals are missing, unmatched counts include them.",
-                                    lost_marks_, lost_events_));
+  const ServiceStats& poll = S.services[static_cast<std::size_t>(CallService::PollingIdle)];
+  if (poll.inferred > 0)
+    W.push_back(fmt::format("{} queued call(s) found their target's queue empty and got no IPI: the kernel skips the IPI "
+                            "only for a polling-idle target, so they are counted polling-idle (inferred){}.",
+                            poll.inferred,
+                            S.seen_wake ? "; sched_wake_idle_without_ipi was recorded but not for them (lost events?)"
+                                        : "; record sched:sched_wake_idle_without_ipi to see it"));
+  if (S.queued_call_sends > 0 && !S.seen_wake && S.services[static_cast<std::size_t>(CallService::Coalesced)].count > 0)
+    W.push_back("Linux 6.4 convention without csd events: a queued call with no IPI of its own is counted coalesced; "
+                "without sched:sched_wake_idle_without_ipi in the trace a polling-idle target looks the same.");
+  if (S.expired > 0)
+    W.push_back(fmt::format("{} send(s) waited longer than the pairing limit ({} ns) and are unmatched, not paired "
+                            "with a later arrival.",
+                            S.expired, S.opt.pair_limit_ns));
+  if (S.overflow > 0)
+    W.push_back(fmt::format("{} send(s) found more than {} sends waiting on one CPU for one kind: the oldest were "
+                            "counted unmatched.",
+                            S.overflow, kMaxWaiting));
+  if (S.lost_marks > 0)
+    W.push_back(fmt::format("the ring buffer lost events {} time(s) ({} events known lost): some sends or "
+                            "arrivals are missing, unmatched counts include them.",
+                            S.lost_marks, S.lost_events));
+  if (S.queued_after_csd || S.queued_before_csd)
+    W.push_back("ipi_send_* events with a queued function as callback appear together with csd events: " +
+                convention_statement(Convention::Mixed) + ".");
 }
 
-ReadInfo analyse_trace(const std::filesystem::path& path, IpiAnalysis& analysis) {
+const AnalysisOptions& IpiAnalysis::options() const { return s_->opt; }
+std::uint32_t IpiAnalysis::cpus() const {
+  const std::uint32_t seen = s_->any_cpu ? s_->max_cpu_seen + 1 : 0;
+  return std::max(s_->header_cpus, seen);
+}
+std::uint64_t IpiAnalysis::first_ts() const { return s_->first_ts; }
+std::uint64_t IpiAnalysis::last_ts() const { return s_->last_ts; }
+std::uint64_t IpiAnalysis::span_ns() const { return s_->events_with_ts ? s_->last_ts - s_->first_ts : 0; }
+std::uint64_t IpiAnalysis::events_total() const { return s_->events_total; }
+std::uint64_t IpiAnalysis::lost_events() const { return s_->lost_events; }
+std::uint64_t IpiAnalysis::lost_event_marks() const { return s_->lost_marks; }
+const std::map<std::string, std::uint64_t>& IpiAnalysis::event_counts() const { return s_->event_counts; }
+std::uint64_t IpiAnalysis::ipis_sent() const { return s_->ipis_sent; }
+std::uint64_t IpiAnalysis::matched() const { return s_->matched; }
+std::uint64_t IpiAnalysis::coalesced() const { return s_->coalesced; }
+std::uint64_t IpiAnalysis::unmatched_sends() const { return s_->unmatched_sends; }
+std::uint64_t IpiAnalysis::expired() const { return s_->expired; }
+std::uint64_t IpiAnalysis::unmatched_arrivals() const { return s_->unmatched_arrivals; }
+std::uint64_t IpiAnalysis::arrivals() const { return s_->arrivals; }
+std::uint64_t IpiAnalysis::raises_merged() const { return s_->raises_merged; }
+std::uint64_t IpiAnalysis::queued_call_sends() const { return s_->queued_call_sends; }
+std::uint64_t IpiAnalysis::wake_idle_without_ipi() const { return s_->wake_idle; }
+Convention IpiAnalysis::convention() const {
+  const State& S = *s_;
+  if (S.queued_after_csd || S.queued_before_csd) return Convention::Mixed;
+  if (S.seen_csd_queue) return Convention::V6_5;
+  if (S.seen_queued_call_send) return Convention::V6_4;
+  return Convention::Indistinct;
+}
+const std::array<ServiceStats, kCallServiceCount>& IpiAnalysis::services() const { return s_->services; }
+const std::array<KindStats, kIpiKindCount>& IpiAnalysis::by_kind() const { return s_->kinds; }
+std::vector<const CallsiteStats*> IpiAnalysis::callsites_by_count() const {
+  std::vector<const CallsiteStats*> out;
+  for (const auto& c : s_->callsites)
+    if (c.sends > 0) out.push_back(&c);
+  std::sort(out.begin(), out.end(), [](const CallsiteStats* a, const CallsiteStats* b) {
+    return a->sends != b->sends ? a->sends > b->sends : a->callsite < b->callsite;
+  });
+  return out;
+}
+const std::map<std::pair<std::uint32_t, std::uint32_t>, PairStats>& IpiAnalysis::pairs() const { return s_->pairs; }
+const std::map<std::uint32_t, TargetStats>& IpiAnalysis::targets() const { return s_->targets; }
+const std::map<std::string, CsdFuncStats>& IpiAnalysis::csd_functions() const { return s_->csd_funcs; }
+const std::vector<std::string>& IpiAnalysis::warnings() const { return s_->warnings; }
+
+// ---------------------------------------------------------------- several buffers
+
+TraceAnalysis::TraceAnalysis(AnalysisOptions options, std::optional<std::string> only_buffer,
+                             IpiAnalysis::SendCallback on_send, IpiAnalysis::DeliveryCallback on_delivery,
+                             ObserverFactory observer_for)
+    : options_(options), only_(std::move(only_buffer)), on_send_(std::move(on_send)), on_delivery_(std::move(on_delivery)),
+      observer_for_(std::move(observer_for)) {}
+
+void TraceAnalysis::on_begin(std::uint32_t cpus) { cpus_ = cpus; }
+
+void TraceAnalysis::on_buffer(std::string_view name) {
+  for (std::size_t i = 0; i < names_.size(); ++i)
+    if (names_[i] == name) {
+      current_ = analyses_[i].get();
+      skipping_ = only_ && *only_ != name;
+      return;
+    }
+  names_.emplace_back(name);
+  AnalysisOptions o = options_;
+  const bool skip = only_ && *only_ != name;
+  if (observer_for_) o.observer = skip ? nullptr : observer_for_(name);
+  analyses_.push_back(std::make_unique<IpiAnalysis>(on_send_, on_delivery_, o));
+  analyses_.back()->on_begin(cpus_);
+  current_ = analyses_.back().get();
+  skipping_ = only_ && *only_ != name;
+}
+
+IpiAnalysis& TraceAnalysis::current() {
+  if (!current_) on_buffer("");
+  return *current_;
+}
+
+void TraceAnalysis::on_event(const TraceEvent& ev) {
+  IpiAnalysis& a = current();
+  if (!skipping_) a.on_event(ev);
+}
+void TraceAnalysis::on_other_events(std::string_view name, std::uint64_t count) {
+  IpiAnalysis& a = current();
+  if (!skipping_) a.on_other_events(name, count);
+}
+void TraceAnalysis::on_lost_events(std::uint32_t cpu, std::uint64_t count) {
+  IpiAnalysis& a = current();
+  if (!skipping_) a.on_lost_events(cpu, count);
+}
+
+void TraceAnalysis::finish(const ReadInfo& info, const std::string& place) {
+  if (!current_) on_buffer("");
+  auto listed = [&] {
+    std::string s;
+    for (const auto& n : names_) s += fmt::format("{}'{}'", s.empty() ? "" : ", ", n);
+    return s;
+  };
+  if (only_ && std::find(names_.begin(), names_.end(), *only_) == names_.end())
+    throw InputError("--buffer", fmt::format("'{}': {} has no such buffer (its buffers: {}; '' is the top level)", *only_,
+                                             place, listed()));
+  std::size_t with_events = 0;
+  for (std::size_t i = 0; i < analyses_.size(); ++i) {
+    if (only_ && names_[i] != *only_) continue;
+    if (analyses_[i]->has_ipi_events()) ++with_events;
+  }
+  for (std::size_t i = 0; i < analyses_.size(); ++i) {
+    if (only_ && names_[i] != *only_) continue;
+    // Only a buffer the user asked for, or the only one, must have IPI events.
+    const bool must = (only_ && names_[i] == *only_) || (with_events == 0 && analyses_.size() == 1);
+    if (!must && !analyses_[i]->has_ipi_events()) continue;
+    try {
+      analyses_[i]->finish(info, place, must || with_events == 0);
+    } catch (const InputError& e) {
+      if (names_.size() > 1 && !(only_ && names_[i] == *only_))
+        throw InputError(e.place(), e.reason() + fmt::format(" (buffers in this trace: {})", listed()));
+      if (only_) throw InputError(e.place(), fmt::format("buffer '{}': {}", *only_, e.reason()));
+      throw;
+    }
+  }
+  if (with_events == 0 && analyses_.size() > 1 && !only_) {
+    // No buffer holds IPI events: the first buffer's error says what to record.
+    analyses_.front()->finish(info, place, true);
+  }
+}
+
+std::vector<std::pair<std::string, const IpiAnalysis*>> TraceAnalysis::buffers() const {
+  std::vector<std::pair<std::string, const IpiAnalysis*>> out;
+  for (std::size_t i = 0; i < analyses_.size(); ++i) {
+    if (only_ && names_[i] != *only_) continue;
+    if (!analyses_[i]->has_ipi_events() && !(only_ && names_[i] == *only_)) continue;
+    out.emplace_back(names_[i], analyses_[i].get());
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- entry points
+
+namespace {
+
+// Feeds one IpiAnalysis from the single buffer that has IPI events.
+class SingleBufferSink : public EventSink {
+ public:
+  SingleBufferSink(IpiAnalysis& a, std::string place) : a_(a), place_(std::move(place)) {}
+  void on_begin(std::uint32_t cpus) override { a_.on_begin(cpus); }
+  void on_buffer(std::string_view name) override {
+    current_ = std::string(name);
+    if (std::find(seen_.begin(), seen_.end(), current_) == seen_.end()) seen_.push_back(current_);
+  }
+  void on_event(const TraceEvent& ev) override {
+    if (!chosen_) chosen_ = current_;
+    if (*chosen_ != current_) {
+      std::string s;
+      for (const auto& n : seen_) s += fmt::format("{}'{}'", s.empty() ? "" : ", ", n);
+      throw InputError(place_, fmt::format("IPI events in several buffers ({}): pick one (ipilab trace --buffer NAME)", s));
+    }
+    a_.on_event(ev);
+  }
+  void on_other_events(std::string_view name, std::uint64_t count) override {
+    others_.push_back({current_, std::string(name), count});
+  }
+  void on_lost_events(std::uint32_t cpu, std::uint64_t count) override {
+    if (!chosen_ || *chosen_ == current_) a_.on_lost_events(cpu, count);
+  }
+  /// Hands over the counts of the chosen buffer (the first if none had IPI events).
+  void flush() {
+    const std::string b = chosen_ ? *chosen_ : (seen_.empty() ? std::string() : seen_.front());
+    for (const auto& o : others_)
+      if (o.buffer == b) a_.on_other_events(o.name, o.count);
+  }
+
+ private:
+  struct Other {
+    std::string buffer, name;
+    std::uint64_t count;
+  };
+  IpiAnalysis& a_;
+  std::string place_;
+  std::string current_;
+  std::optional<std::string> chosen_;
+  std::vector<std::string> seen_;
+  std::vector<Other> others_;
+};
+
+}  // namespace
+
+ReadInfo analyse_trace(const std::filesystem::path& path, TraceAnalysis& analysis) {
   const ReadInfo info = read_trace(path, analysis);
-  analysis.finish(info, path.string());
+  analysis.finish(info, path == "-" ? std::string("<stdin>") : path.string());
   return info;
 }
 
-void for_each_ipi_send(const std::filesystem::path& path, const std::function<void(const IpiSend&)>& fn) {
+ReadInfo analyse_trace(const std::filesystem::path& path, IpiAnalysis& analysis) {
+  const std::string place = path == "-" ? std::string("<stdin>") : path.string();
+  SingleBufferSink sink(analysis, place);
+  const ReadInfo info = read_trace(path, sink);
+  sink.flush();
+  analysis.finish(info, place);
+  return info;
+}
+
+void for_each_ipi_send(const std::filesystem::path& path, const std::function<void(const IpiSend&)>& fn,
+                       const std::optional<std::string>& buffer) {
+  if (buffer) {
+    TraceAnalysis a({}, buffer, fn);
+    analyse_trace(path, a);
+    return;
+  }
   IpiAnalysis a(fn);
   analyse_trace(path, a);
 }
 
-void for_each_ipi_delivery(const std::filesystem::path& path, const std::function<void(const IpiDelivery&)>& fn) {
+void for_each_ipi_delivery(const std::filesystem::path& path, const std::function<void(const IpiDelivery&)>& fn,
+                           const std::optional<std::string>& buffer) {
+  if (buffer) {
+    TraceAnalysis a({}, buffer, {}, fn);
+    analyse_trace(path, a);
+    return;
+  }
   IpiAnalysis a({}, fn);
   analyse_trace(path, a);
 }

@@ -68,41 +68,4 @@ std::string_view normalize_symbol(std::string_view text) {
   return text;
 }
 
-namespace {
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-}  // namespace
-
-bool parse_cpumask_words(std::string_view text, std::vector<std::uint32_t>& out) {
-  out.clear();
-  if (text.empty()) return false;
-  // Count words first: the last word (least significant) holds CPUs 0..31.
-  std::size_t words = 1;
-  for (char c : text) {
-    if (c == ',') ++words;
-    else if (hex_digit(c) < 0) return false;
-  }
-  if (words > 1024) return false;  // > 32768 CPUs: not a kernel cpumask
-  std::size_t word_index = words;  // counts down: first word printed is the most significant
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const auto comma = text.find(',', pos);
-    const std::string_view word = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
-    if (word.empty() || word.size() > 8) return false;
-    std::uint32_t value = 0;
-    for (char c : word) value = (value << 4) | static_cast<std::uint32_t>(hex_digit(c));
-    --word_index;
-    for (int bit = 31; bit >= 0; --bit)
-      if (value & (1u << bit)) out.push_back(static_cast<std::uint32_t>(word_index * 32 + static_cast<std::size_t>(bit)));
-    if (comma == std::string_view::npos) break;
-    pos = comma + 1;
-  }
-  std::sort(out.begin(), out.end());
-  return true;
-}
-
 }  // namespace ipilab::trace

@@ -8,6 +8,8 @@
 //   csd:csd_queue_cpu     cpu=%u callsite=%pS func=%ps csd=%p             Linux >= 6.5 (include/trace/events/csd.h)
 //   csd:csd_function_entry/_exit  func=%ps, csd=%p                        Linux >= 6.5
 //   irq_vectors:<v>_entry/_exit   vector=%d                               x86 (arch/x86/include/asm/trace/irq_vectors.h)
+//   sched:sched_wake_idle_without_ipi  cpu=%d                             Linux >= 3.16 (include/trace/events/sched.h):
+//                         the target was polling in idle, so the wakeup or queued call needed no IPI
 // Readers hand events to an EventSink one at a time; an event's string_views stay valid only for the
 // duration of the EventSink::on_event call (readers reuse their buffers).
 #pragma once
@@ -68,6 +70,7 @@ enum class EventType : std::uint8_t {
   CsdQueueCpu,       ///< csd:csd_queue_cpu — targets = {cpu}, callback = func
   CsdFunctionEntry,  ///< csd:csd_function_entry — callback = func
   CsdFunctionExit,   ///< csd:csd_function_exit — callback = func
+  WakeIdleNoIpi,     ///< sched:sched_wake_idle_without_ipi — targets = {cpu}
 };
 
 /// One normalised event. `cpu` is the CPU the event was recorded on (the sender for sends, the
@@ -90,23 +93,21 @@ struct TraceEvent {
 /// ("sym+0x36") to the libtraceevent form "sym+0x36". Returns a view into `text`.
 std::string_view normalize_symbol(std::string_view text);
 
-/// Parses a bitmask printed by the kernel's %*pb / __get_bitmask: comma-separated 32-bit hex words,
-/// most significant word first ("00000000,00000003" -> {0, 1}). Appends the set CPUs in ascending
-/// order to `out` (cleared first). Returns false (and leaves `out` unspecified) if the text is not that
-/// form (a list form such as "0-3" is rejected).
-bool parse_cpumask_words(std::string_view text, std::vector<std::uint32_t>& out);
-
-/// Receives events in trace order (as the reader produces them: libtracecmd merges CPUs by time,
-/// text is taken in file order).
+/// Receives events in trace order within each buffer (trace.dat: CPUs merged by time, one buffer
+/// after the other; text: file order, where `trace-cmd report` interleaves the buffers by time).
 class EventSink {
  public:
   virtual ~EventSink() = default;
   /// Called once before any event: number of CPUs the trace header declares (0 if unknown).
   virtual void on_begin(std::uint32_t cpus) { (void)cpus; }
+  /// The calls that follow belong to ring buffer `name` ("" = the top-level buffer, a tracefs
+  /// instance otherwise). Not called for traces of a single top-level buffer.
+  virtual void on_buffer(std::string_view name) { (void)name; }
   virtual void on_event(const TraceEvent& event) = 0;
-  /// Any event record read, including the ones ipilab skips (local_timer_entry, sched_switch...),
-  /// by name; for "events" totals. Default: ignored.
-  virtual void on_other_event(std::string_view name) { (void)name; }
+  /// `count` further records of event `name` that ipilab does not use (local_timer_entry,
+  /// sched_switch...), for the "events" totals; readers batch them (any time, several calls per
+  /// name). Default: ignored.
+  virtual void on_other_events(std::string_view name, std::uint64_t count) { (void)name; (void)count; }
   /// The ring buffer dropped `count` events on `cpu` before the next one (0 = unknown amount).
   virtual void on_lost_events(std::uint32_t cpu, std::uint64_t count) { (void)cpu; (void)count; }
 };

@@ -53,12 +53,11 @@ void write_data(const IpiAnalysis& a, const std::filesystem::path& dir) {
     const auto& h = a.by_kind()[static_cast<std::size_t>(k)].latency;
     if (!h.count()) continue;
     std::ofstream f(dir / fmt::format("cdf-{}.dat", kind_name(k)));
-    std::uint64_t seen = 0;
-    for (const auto& b : h.buckets()) {
-      seen += b.count;
-      f << fmt::format("{} {:.6f}\n", std::max<std::uint64_t>(b.high, 1),
-                       static_cast<double>(seen) / static_cast<double>(h.count()));
-    }
+    // The CDF from the histogram's quantiles (0.5 % steps, and the extremes), each within the
+    // histogram's stated error.
+    f << fmt::format("{} {:.6f}\n", std::max<std::int64_t>(h.min(), 1), 0.0);
+    for (int q = 1; q <= 200; ++q)
+      f << fmt::format("{:.1f} {:.6f}\n", std::max(h.percentile(q * 0.5), 1.0), q / 200.0);
   }
   std::ofstream m(dir / "pairs.dat");
   const std::uint32_t n = std::max<std::uint32_t>(a.cpus(), 1);
@@ -91,7 +90,7 @@ std::string plot_script(const IpiAnalysis& a, const std::filesystem::path& dir, 
     if (!plots.empty()) plots += ", ";
     plots += fmt::format("{} using 1:2 with steps lw 2 title '{} (n={}, p50={} ns)'",
                          quote(dir / fmt::format("cdf-{}.dat", kind_name(k))), kind_name(k), h.count(),
-                         h.percentile(0.5));
+                         static_cast<std::int64_t>(h.percentile(50)));
   }
   if (plots.empty()) fmt::format_to(out, "set label 1 'no matched IPI' at graph 0.35,0.5\nplot [1:10] NaN notitle\n");
   else fmt::format_to(out, "plot {}\n", plots);

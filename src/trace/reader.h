@@ -1,49 +1,84 @@
-// ipilab/trace/reader.h — opens any supported trace file, detects its format from its content (never
+// ipilab/trace/reader.h — opens any supported trace, detects its format from its content (never
 // from its name), and streams its IPI events to an EventSink.
 //
-// Formats: trace.dat v6/v7 from trace-cmd (compressed or not; read through libtracecmd and
-// libtraceevent), the text of `trace-cmd report` (with or without -t, also -l), and the tracefs
-// `trace` file. See text_reader.h for the text line shapes.
+// Formats: trace.dat v6/v7 from trace-cmd (its own compression or none; several buffers), the
+// text of `trace-cmd report` (with or without -t, also -l; several buffers as "NAME: " prefixes),
+// the tracefs `trace` file, and `perf script` text of the ipi:*, irq_vectors:*, csd:* and sched:*
+// tracepoints ("comm pid [cpu] sec.usec: system:event: fields"). Each may come from standard input
+// ("-") and, for the text forms and trace.dat alike, compressed with gzip, zstd or xz (input.h).
+// See text_reader.h for the line shapes and cpumask.h for every rendering of a cpumask.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "trace/cpumask.h"
 #include "trace/event.h"
+#include "trace/input.h"
 
 namespace ipilab::trace {
 
 enum class TraceFormat : std::uint8_t {
   TraceDat,        ///< binary trace.dat (magic 0x17 0x08 0x44 "tracing")
-  TraceCmdReport,  ///< text printed by `trace-cmd report` (first line "cpus=N")
+  TraceCmdReport,  ///< text printed by `trace-cmd report` (first line "cpus=N", or headerless lines)
   TracefsTrace,    ///< text of /sys/kernel/tracing/trace (header "# tracer: ...")
+  PerfScript,      ///< text printed by `perf script` (event names with their system: "ipi:ipi_send_cpu:")
 };
 
-/// "trace.dat", "trace-cmd report text", "tracefs trace text".
+/// "trace.dat", "trace-cmd report text", "tracefs trace text", "perf script text".
 std::string_view format_name(TraceFormat format);
 
-/// Detects the format from the first bytes of a file (`head`, up to a few KiB). Throws
-/// InputError(place, reason) for an empty file, a compressed file (gzip/xz/zstd magic), binary data
-/// that is not a trace.dat, or text whose first meaningful line is none of the accepted shapes.
+/// Detects the format from the first bytes of the (decompressed) content. Throws
+/// InputError(place, reason) naming what was seen instead: an empty input, a truncated trace.dat,
+/// perf.data (run `perf script` first), another binary kind (ELF, PNG, PDF, tar...) or the first
+/// text line that is none of the accepted shapes.
 TraceFormat detect_format(std::string_view head, const std::string& place);
+
+/// A problem with some records that did not stop the reading: counted, with the first place.
+struct ReadWarning {
+  std::string what;          ///< e.g. "ipi_send_cpumask: cpumask value fits no known rendering"
+  std::uint64_t count = 0;   ///< records concerned (all left out of the pairing)
+  std::string first_place;   ///< "file:line" (text) or "file: CPU c record at data offset o" (trace.dat)
+  std::string first_value;   ///< the offending value of the first one (may be empty)
+};
 
 /// What a read learnt besides the events.
 struct ReadInfo {
   TraceFormat format = TraceFormat::TraceCmdReport;
+  Compression compression = Compression::None;  ///< of the input (gzip/zstd/xz), not trace.dat's own
   /// trace.dat only: the IPI tracepoints whose format the file does not contain, i.e. that the
   /// recording kernel did not have ("ipi:ipi_send_cpu", "csd:csd_queue_cpu", ...). Empty for text.
   std::vector<std::string> absent_in_kernel;
   bool knows_kernel_formats = false;  ///< true for trace.dat (absent_in_kernel is meaningful)
+  // trace.dat only:
+  int dat_version = 0;                ///< 6 or 7
+  std::string dat_compression;        ///< trace.dat's own compression ("zstd", "zlib", "none")
+  bool big_endian = false;            ///< byte order of the recording machine
+  int long_size = 0;                  ///< user-space long size (file header)
+  int kernel_long_size = 0;           ///< kernel long size (header_page commit field): cpumask words
+  bool direct_decode = false;         ///< ring-buffer pages decoded by ipilab (else libtracecmd records)
+  std::vector<std::string> buffers;   ///< ring buffers in file order ("" = top level)
+  /// cpumask values seen per rendering (index = CpumaskForm), text and trace.dat.
+  std::array<std::uint64_t, kCpumaskFormCount> cpumask_forms{};
+  std::vector<ReadWarning> warnings;
 };
 
-/// Reads `path` and streams its events to `sink` (bounded memory). Throws InputError(place, reason)
-/// — place = "path" or "path:line" — for a missing, empty, wrong-format, truncated or corrupt file.
+/// Reads `path` ("-" = standard input) and streams its events to `sink` (memory bounded, except
+/// that trace.dat content arriving through a pipe or compressed is first copied to a temporary
+/// file, since trace.dat is read by offset). Throws InputError(place, reason) — place = "path" or
+/// "path:line" — for a missing, empty, wrong-format, truncated or corrupt input.
 ReadInfo read_trace(const std::filesystem::path& path, EventSink& sink);
 
-/// trace.dat reader (libtracecmd). Called by read_trace; exposed for tests.
-ReadInfo read_dat_trace(const std::filesystem::path& path, EventSink& sink);
+/// trace.dat reader. `fd` >= 0: read that descriptor instead of opening `path` (`place` names it in
+/// messages). Called by read_trace; exposed for tests.
+ReadInfo read_dat_trace(const std::filesystem::path& path, EventSink& sink, int fd = -1,
+                        const std::string& place = {});
+
+/// Forces the libtracecmd record path (no direct page decoding), for tests that compare the two.
+ReadInfo read_dat_trace_via_libtracecmd(const std::filesystem::path& path, EventSink& sink);
 
 }  // namespace ipilab::trace

@@ -1,6 +1,7 @@
 #include "trace/report.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -16,23 +17,32 @@ double per_second(std::uint64_t n, std::uint64_t span_ns) {
   return span_ns ? static_cast<double>(n) * 1e9 / static_cast<double>(span_ns) : 0.0;
 }
 
-std::string lat_cell(const LatencyHistogram& h, double p) {
-  return h.count() ? fmt::format("{}", h.percentile(p)) : "-";
+// Percentiles of integer-ns samples, printed to the ns (a bucket midpoint may end in .5).
+std::uint64_t pct(const Histogram& h, double p) {
+  if (h.count() == 0) return 0;
+  if (p >= 1.0) return static_cast<std::uint64_t>(h.max());
+  return static_cast<std::uint64_t>(std::llround(h.percentile(p * 100.0)));
 }
+
+std::string lat_cell(const Histogram& h, double p) { return h.count() ? fmt::format("{}", pct(h, p)) : "-"; }
+
+constexpr CallService kAllServices[] = {CallService::Ipi, CallService::Coalesced, CallService::PollingIdle,
+                                        CallService::Local, CallService::Pending};
 
 }  // namespace
 
-nlohmann::json latency_json(const LatencyHistogram& h) {
-  return {{"count", h.count()},        {"min", h.min()},           {"p50", h.percentile(0.5)},
-          {"p90", h.percentile(0.9)},  {"p99", h.percentile(0.99)}, {"max", h.max()},
-          {"mean", h.mean()}};
+nlohmann::json latency_json(const Histogram& h) {
+  return {{"count", h.count()},  {"min", h.min()},      {"p50", pct(h, 0.5)}, {"p90", pct(h, 0.9)},
+          {"p99", pct(h, 0.99)}, {"max", h.max()}, {"mean", h.mean()}};
 }
 
-nlohmann::json report_json(const IpiAnalysis& a, const ReadInfo& info, const std::string& file) {
+nlohmann::json report_json(const IpiAnalysis& a, const ReadInfo& info, const std::string& file,
+                           const std::string& buffer) {
   using nlohmann::json;
   json j;
   j["file"] = file;
   j["format"] = std::string(format_name(info.format));
+  j["buffer"] = buffer;
   j["summary"] = {{"span_ns", a.span_ns()},         {"first_ts_ns", a.first_ts()}, {"last_ts_ns", a.last_ts()},
                   {"cpus", a.cpus()},               {"events", a.events_total()}, {"ipis_sent", a.ipis_sent()},
                   {"ipis_per_second", per_second(a.ipis_sent(), a.span_ns())},
@@ -101,15 +111,68 @@ nlohmann::json report_json(const IpiAnalysis& a, const ReadInfo& info, const std
                                   {"runs", f.runs},
                                   {"queue_to_run_ns", latency_json(f.queue_to_run)},
                                   {"run_time_ns", latency_json(f.run_time)}});
+  j["calls"] = json::object();
+  for (CallService c : kAllServices) {
+    const ServiceStats& st = a.services()[static_cast<std::size_t>(c)];
+    j["calls"][std::string(service_name(c))] = {
+        {"count", st.count}, {"inferred", st.inferred}, {"queue_to_run_ns", latency_json(st.queue_to_run)}};
+  }
+  j["wake_idle_without_ipi"] = a.wake_idle_without_ipi();
+  j["convention"] = {{"name", std::string(convention_name(a.convention()))},
+                     {"statement", convention_statement(a.convention())},
+                     {"queued_call_sends", a.queued_call_sends()}};
+  j["pairing"] = {{"limit_ns", a.options().pair_limit_ns}, {"expired", a.expired()}};
+  json forms = json::object();
+  for (int f = 0; f < kCpumaskFormCount; ++f)
+    if (info.cpumask_forms[static_cast<std::size_t>(f)])
+      forms[std::string(cpumask_form_name(static_cast<CpumaskForm>(f)))] = info.cpumask_forms[static_cast<std::size_t>(f)];
+  j["input"] = {{"compression", std::string(compression_name(info.compression))},
+                {"buffers", info.buffers},
+                {"cpumask_forms", forms}};
+  if (info.format == TraceFormat::TraceDat)
+    j["input"]["trace_dat"] = {{"version", info.dat_version},          {"compression", info.dat_compression},
+                               {"big_endian", info.big_endian},        {"long_size", info.long_size},
+                               {"kernel_long_size", info.kernel_long_size}, {"direct_decode", info.direct_decode}};
   j["statistics"] = kStatisticsNote;
   j["warnings"] = a.warnings();
   return j;
 }
 
-std::string report_text(const IpiAnalysis& a, const ReadInfo& info, const std::string& file) {
+nlohmann::json report_json(const TraceAnalysis& a, const ReadInfo& info, const std::string& file) {
+  const auto bufs = a.buffers();
+  if (bufs.size() == 1) return report_json(*bufs[0].second, info, file, bufs[0].first);
+  nlohmann::json j;
+  j["file"] = file;
+  j["format"] = std::string(format_name(info.format));
+  j["buffers"] = nlohmann::json::array();
+  for (const auto& [name, an] : bufs) j["buffers"].push_back(report_json(*an, info, file, name));
+  return j;
+}
+
+std::string report_text(const TraceAnalysis& a, const ReadInfo& info, const std::string& file) {
+  const auto bufs = a.buffers();
+  std::string o;
+  for (std::size_t i = 0; i < bufs.size(); ++i) {
+    if (i) o += "\n";
+    o += report_text(*bufs[i].second, info, file, bufs.size() > 1 || !bufs[i].first.empty() ? bufs[i].first : std::string());
+  }
+  if (bufs.size() > 1)
+    o += fmt::format("\n{} buffers hold IPI events; each is paired on its own (pick one with --buffer NAME).\n", bufs.size());
+  return o;
+}
+
+std::string report_text(const IpiAnalysis& a, const ReadInfo& info, const std::string& file,
+                        const std::string& buffer) {
   std::string o;
   auto out = std::back_inserter(o);
-  fmt::format_to(out, "IPI trace {} ({})\n\n", file, format_name(info.format));
+  std::string how(format_name(info.format));
+  if (info.compression != Compression::None) how += fmt::format(", {}-compressed", compression_name(info.compression));
+  if (info.format == TraceFormat::TraceDat)
+    how += fmt::format(", v{} {}, {}-endian, {}-byte longs", info.dat_version,
+                       info.dat_compression == "none" ? std::string("uncompressed") : info.dat_compression,
+                       info.big_endian ? "big" : "little", info.long_size);
+  fmt::format_to(out, "IPI trace {} ({}){}\n\n", file, how,
+                 buffer.empty() ? std::string() : fmt::format(", buffer '{}'", buffer));
   fmt::format_to(out, "Summary\n");
   fmt::format_to(out, "  span           {:.6f} s ({} .. {} ns)\n", static_cast<double>(a.span_ns()) / 1e9, a.first_ts(),
                  a.last_ts());
@@ -119,7 +182,10 @@ std::string report_text(const IpiAnalysis& a, const ReadInfo& info, const std::s
                                       : std::string());
   fmt::format_to(out, "  IPIs sent      {} ({:.1f}/s)\n", a.ipis_sent(), per_second(a.ipis_sent(), a.span_ns()));
   fmt::format_to(out, "  matched        {} (of which coalesced {})\n", a.matched(), a.coalesced());
-  fmt::format_to(out, "  unmatched      {} sends, {} arrivals\n", a.unmatched_sends(), a.unmatched_arrivals());
+  fmt::format_to(out, "  unmatched      {} sends ({} waited longer than the pairing limit of {}), {} arrivals\n",
+                 a.unmatched_sends(), a.expired(), fmt::format("{} ms", static_cast<double>(a.options().pair_limit_ns) / 1e6),
+                 a.unmatched_arrivals());
+  fmt::format_to(out, "  convention     {}\n", convention_statement(a.convention()));
   fmt::format_to(out, "  event counts  ");
   for (const auto& [name, n] : a.event_counts()) fmt::format_to(out, " {}={}", name, n);
   fmt::format_to(out, "\n\n");
@@ -183,6 +249,33 @@ std::string report_text(const IpiAnalysis& a, const ReadInfo& info, const std::s
       fmt::format_to(out, "  {:<32} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8}\n", func, f.queued, f.runs,
                      lat_cell(f.queue_to_run, 0.5), lat_cell(f.queue_to_run, 0.99), lat_cell(f.run_time, 0.5),
                      lat_cell(f.run_time, 1.0));
+  }
+  {
+    bool any = false;
+    for (CallService c : kAllServices) any = any || a.services()[static_cast<std::size_t>(c)].count > 0;
+    if (any || a.wake_idle_without_ipi()) {
+      fmt::format_to(out, "\nQueued cross-calls by how they were served (queue = queue -> csd_function_entry; ns)\n");
+      fmt::format_to(out, "  {:<14} {:>8} {:>9} {:>10} {:>10} {:>10}\n", "served by", "calls", "inferred", "queue.p50",
+                     "queue.p99", "queue.max");
+      for (CallService c : kAllServices) {
+        const ServiceStats& st = a.services()[static_cast<std::size_t>(c)];
+        if (!st.count) continue;
+        fmt::format_to(out, "  {:<14} {:>8} {:>9} {:>10} {:>10} {:>10}\n", service_name(c), st.count, st.inferred,
+                       lat_cell(st.queue_to_run, 0.5), lat_cell(st.queue_to_run, 0.99), lat_cell(st.queue_to_run, 1.0));
+      }
+      fmt::format_to(out, "  (ipi: raised its own IPI; coalesced: rode on an earlier IPI; polling-idle: no IPI, the "
+                          "target polled in idle; local: ran on the calling CPU. None of these is unmatched.)\n");
+      if (a.wake_idle_without_ipi())
+        fmt::format_to(out, "  sched_wake_idle_without_ipi: {} wakeups of a polling-idle CPU without an IPI\n",
+                       a.wake_idle_without_ipi());
+    }
+  }
+  {
+    std::string forms;
+    for (int f = 0; f < kCpumaskFormCount; ++f)
+      if (info.cpumask_forms[static_cast<std::size_t>(f)])
+        forms += fmt::format(" {} {}", cpumask_form_name(static_cast<CpumaskForm>(f)), info.cpumask_forms[static_cast<std::size_t>(f)]);
+    if (!forms.empty()) fmt::format_to(out, "\ncpumask renderings seen:{}\n", forms);
   }
   fmt::format_to(out, "\nStatistics: {}.\n", kStatisticsNote);
   for (const auto& w : a.warnings()) fmt::format_to(out, "note: {}\n", w);

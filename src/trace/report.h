@@ -14,7 +14,15 @@
 //     "targets": [{cpu, sends_received, unmatched_arrivals, sources: [{src, count}],
 //                  callsites: [{callsite, count}], arrivals: {kind: count}}],
 //     "csd_functions": [{func, queued, runs, queue_to_run_ns: {...}, run_time_ns: {...}}],
+//     "calls": {ipi|coalesced|polling-idle|local|pending: {count, inferred, queue_to_run_ns: {...}}},
+//     "wake_idle_without_ipi": {count, for_calls, for_wakeups},
+//     "convention": {name ("v6.5+", "v6.4", "indistinct", "mixed"), statement, queued_call_sends},
+//     "pairing": {limit_ns, expired},
+//     "input": {compression, buffer, buffers, cpumask_forms: {form: count}, trace_dat: {version,
+//               compression, big_endian, long_size, kernel_long_size, direct_decode}},
 //     "statistics": "<how percentiles are computed>", "warnings": [..] }
+// A trace with several buffers holding IPI events gives {"file", "format", "buffers": [report...]},
+// one report (the object above, with its "buffer" name) per buffer.
 // Empty statistics have count 0 and every figure 0. Symbol strings come from the trace and may not
 // be valid UTF-8: dump with nlohmann::json::error_handler_t::replace (as the CLI does).
 #pragma once
@@ -29,11 +37,17 @@ namespace ipilab::trace {
 
 /// How the percentiles are computed (printed in the report and stored in the JSON).
 inline constexpr const char* kStatisticsNote =
-    "nearest-rank percentiles from a log-linear histogram: exact below 256 ns, else within 0.4 %; "
-    "min, max, mean exact";
+    "nearest-rank percentiles from a log-linear histogram (sim::Histogram): exact below 256 ns, else within "
+    "0.4 %; min, max, mean exact";
 
-nlohmann::json latency_json(const LatencyHistogram& h);
-nlohmann::json report_json(const IpiAnalysis& a, const ReadInfo& info, const std::string& file);
-std::string report_text(const IpiAnalysis& a, const ReadInfo& info, const std::string& file);
+nlohmann::json latency_json(const Histogram& h);
+/// The report of one buffer (`buffer` = its name).
+nlohmann::json report_json(const IpiAnalysis& a, const ReadInfo& info, const std::string& file,
+                           const std::string& buffer = {});
+std::string report_text(const IpiAnalysis& a, const ReadInfo& info, const std::string& file,
+                        const std::string& buffer = {});
+/// The whole trace: one buffer's report, or {"file","format","buffers":[...]} for several.
+nlohmann::json report_json(const TraceAnalysis& a, const ReadInfo& info, const std::string& file);
+std::string report_text(const TraceAnalysis& a, const ReadInfo& info, const std::string& file);
 
 }  // namespace ipilab::trace

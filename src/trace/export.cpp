@@ -1,0 +1,225 @@
+#include "trace/export.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+
+namespace ipilab::trace {
+
+AtomicOutput::AtomicOutput(std::filesystem::path path, const std::string& option) : path_(std::move(path)) {
+  const std::filesystem::path folder = path_.has_parent_path() ? path_.parent_path() : ".";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec))
+    throw InputError(option, fmt::format("'{}': folder '{}' does not exist", path_.string(), folder.string()));
+  if (std::filesystem::is_directory(path_, ec)) throw InputError(option, fmt::format("'{}' is a directory", path_.string()));
+  tmp_ = folder / fmt::format(".{}.{}.tmp", path_.filename().string(), ::getpid());
+  out_.open(tmp_, std::ios::binary | std::ios::trunc);
+  if (!out_) throw InputError(option, fmt::format("cannot create a file in '{}'", folder.string()));
+}
+
+AtomicOutput::~AtomicOutput() {
+  if (!done_) {
+    out_.close();
+    std::error_code ec;
+    std::filesystem::remove(tmp_, ec);
+  }
+}
+
+void AtomicOutput::commit() {
+  out_.flush();
+  const bool ok = static_cast<bool>(out_);
+  out_.close();
+  if (!ok) throw InputError(path_.string(), "cannot write (disk full?)");
+  std::error_code ec;
+  std::filesystem::permissions(tmp_, std::filesystem::perms(0644), ec);
+  std::filesystem::rename(tmp_, path_, ec);
+  if (ec) throw InputError(path_.string(), fmt::format("cannot write: {}", ec.message()));
+  done_ = true;
+}
+
+RowFormat row_format(const std::filesystem::path& path) {
+  const std::string ext = path.extension().string();
+  if (ext == ".csv") return RowFormat::Csv;
+  if (ext == ".jsonl") return RowFormat::Jsonl;
+  throw InputError("--events", fmt::format("'{}': the file name must end in .csv or .jsonl", path.string()));
+}
+
+namespace {
+
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"') o += '"';
+    o += c;
+  }
+  return o + "\"";
+}
+
+std::string opt(const std::optional<std::uint64_t>& v) { return v ? fmt::format("{}", *v) : std::string(); }
+
+}  // namespace
+
+class TraceExports::BufferObserver : public AnalysisObserver {
+ public:
+  BufferObserver(TraceExports& x, std::string name, int group) : x_(x), name_(std::move(name)), group_(group) {
+    if (x_.timeline_)
+      x_.timeline_->group(group_, name_.empty() ? x_.title_ : fmt::format("{} — buffer '{}'", x_.title_, name_), group_);
+  }
+
+  void on_ipi(const IpiRecord& r) override {
+    const std::optional<std::uint64_t> latency =
+        r.arrival_ns && *r.arrival_ns >= r.send_ns ? std::optional<std::uint64_t>(*r.arrival_ns - r.send_ns) : std::nullopt;
+    row("ipi", r.send_ns, r.src, r.dst, kind_name(r.kind), r.callsite, r.callback, outcome_name(r.outcome), false,
+        r.arrival_ns, r.arrival_ns ? kind_name(r.arrival_kind) : std::string_view(), latency, r.handler_ns);
+    if (!x_.timeline_) return;
+    auto& w = *x_.timeline_;
+    const timeline::Track from{group_, static_cast<int>(r.src)}, to{group_, static_cast<int>(r.dst)};
+    track(r.src);
+    timeline::Args args;
+    args.strings = {{"callsite", std::string(r.callsite)}, {"callback", std::string(r.callback)},
+                    {"served", std::string(outcome_name(r.outcome))}, {"target", fmt::format("CPU {}", r.dst)}};
+    if (latency) args.numbers.emplace_back("latency_ns", static_cast<double>(*latency));
+    const char* suffix = r.outcome == SendOutcome::Coalesced ? " (coalesced)"
+                         : r.outcome == SendOutcome::Raised  ? ""
+                                                             : " (unmatched)";
+    w.slice(from, r.send_ns, 1, fmt::format("send {} -> CPU {}{}", kind_name(r.kind), r.dst, suffix), "send", args);
+    if (r.arrival_ns) {
+      track(r.dst);
+      w.flow(r.id + 1 + (static_cast<std::uint64_t>(group_) << 48), from, r.send_ns, to, *r.arrival_ns,
+             r.outcome == SendOutcome::Coalesced ? "IPI (coalesced)" : "IPI",
+             r.outcome == SendOutcome::Coalesced ? "ipi,coalesced" : "ipi");
+    }
+  }
+
+  void on_call(const CallRecord& r) override {
+    const std::optional<std::uint64_t> latency =
+        r.run_ns && *r.run_ns >= r.queue_ns ? std::optional<std::uint64_t>(*r.run_ns - r.queue_ns) : std::nullopt;
+    row("call", r.queue_ns, r.src, r.dst, "call", r.callsite, r.func, service_name(r.service), r.inferred, r.run_ns,
+        {}, latency, r.run_time_ns);
+    if (!x_.timeline_) return;
+    if (r.service != CallService::Coalesced && r.service != CallService::PollingIdle) return;
+    auto& w = *x_.timeline_;
+    track(r.src);
+    timeline::Args args;
+    args.strings = {{"func", std::string(r.func)}, {"callsite", std::string(r.callsite)},
+                    {"served", std::string(service_name(r.service))}};
+    if (r.inferred) args.strings.emplace_back("inferred", "no sched_wake_idle_without_ipi in the trace");
+    const std::string what = r.service == CallService::Coalesced ? "coalesced: no IPI of its own"
+                                                                  : "polling-idle: no IPI, target polled in idle";
+    w.instant({group_, static_cast<int>(r.src)}, r.queue_ns, fmt::format("call {} -> CPU {} ({})", r.func, r.dst, what),
+              r.service == CallService::Coalesced ? "call,coalesced" : "call,polling-idle", args);
+    if (r.service == CallService::PollingIdle && r.run_ns) {
+      track(r.dst);
+      w.instant({group_, static_cast<int>(r.dst)}, *r.run_ns, fmt::format("{} runs from polling idle", r.func),
+                "call,polling-idle", args);
+    }
+  }
+
+  void on_handler(std::uint32_t cpu, IpiKind kind, std::uint64_t entry_ns, std::optional<std::uint64_t> exit_ns) override {
+    if (!x_.timeline_) return;
+    track(cpu);
+    const std::uint64_t dur = exit_ns && *exit_ns > entry_ns ? *exit_ns - entry_ns : 1;
+    timeline::Args args;
+    if (!exit_ns) args.strings.emplace_back("exit", "not in the trace");
+    x_.timeline_->slice({group_, static_cast<int>(cpu)}, entry_ns, dur, fmt::format("{} handler", kind_name(kind)),
+                        "handler", args);
+  }
+
+  void on_function(std::uint32_t cpu, std::string_view func, std::uint64_t entry_ns,
+                   std::optional<std::uint64_t> exit_ns) override {
+    if (!x_.timeline_) return;
+    track(cpu);
+    const std::uint64_t dur = exit_ns && *exit_ns > entry_ns ? *exit_ns - entry_ns : 1;
+    x_.timeline_->slice({group_, static_cast<int>(cpu)}, entry_ns, dur, func, "csd-function");
+  }
+
+  void on_wake_idle(std::uint64_t ts, std::uint32_t src, std::uint32_t dst) override {
+    if (!x_.timeline_) return;
+    track(src);
+    x_.timeline_->instant({group_, static_cast<int>(src)}, ts, fmt::format("wake CPU {} without IPI (polling idle)", dst),
+                          "wake-idle");
+  }
+
+ private:
+  void track(std::uint32_t cpu) {
+    if (cpu >= named_.size()) named_.resize(cpu + 1, false);
+    if (named_[cpu]) return;
+    named_[cpu] = true;
+    x_.timeline_->track({group_, static_cast<int>(cpu)}, fmt::format("CPU {}", cpu), static_cast<int>(cpu));
+  }
+
+  void row(std::string_view record, std::uint64_t send, std::uint32_t src, std::uint32_t dst, std::string_view kind,
+           std::string_view callsite, std::string_view callback, std::string_view served, bool inferred,
+           std::optional<std::uint64_t> arrival, std::string_view arrival_kind, std::optional<std::uint64_t> latency,
+           std::optional<std::uint64_t> handler) {
+    if (!x_.rows_out_) return;
+    ++x_.rows_;
+    std::ostream& o = x_.rows_out_->stream();
+    if (x_.format_ == RowFormat::Csv) {
+      o << csv_field(name_) << ',' << record << ',' << send << ',' << src << ',' << dst << ',' << kind << ','
+        << csv_field(callsite) << ',' << csv_field(callback) << ',' << served << ',' << (inferred ? 1 : 0) << ','
+        << opt(arrival) << ',' << arrival_kind << ',' << opt(latency) << ',' << opt(handler) << '\n';
+      return;
+    }
+    auto num = [](const std::optional<std::uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+    nlohmann::json j = {{"buffer", name_},
+                        {"record", record},
+                        {"send_ns", send},
+                        {"src", src},
+                        {"dst", dst},
+                        {"kind", kind},
+                        {"callsite", callsite},
+                        {"callback", callback},
+                        {"served", served},
+                        {"inferred", inferred},
+                        {"arrival_ns", num(arrival)},
+                        {"arrival_kind", arrival_kind.empty() ? nlohmann::json(nullptr) : nlohmann::json(arrival_kind)},
+                        {"latency_ns", num(latency)},
+                        {"handler_ns", num(handler)}};
+    o << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  }
+
+  TraceExports& x_;
+  std::string name_;
+  int group_;
+  std::vector<bool> named_;
+};
+
+TraceExports::TraceExports(const std::filesystem::path& events, RowFormat rows, const std::filesystem::path& perfetto,
+                           std::string title)
+    : format_(rows), title_(std::move(title)) {
+  if (!events.empty()) {
+    rows_out_ = std::make_unique<AtomicOutput>(events, "--events");
+    if (format_ == RowFormat::Csv)
+      rows_out_->stream() << "buffer,record,send_ns,src,dst,kind,callsite,callback,served,inferred,arrival_ns,"
+                             "arrival_kind,latency_ns,handler_ns\n";
+  }
+  if (!perfetto.empty()) {
+    perfetto_out_ = std::make_unique<AtomicOutput>(perfetto, "--perfetto");
+    timeline_ = std::make_unique<timeline::TraceEventWriter>(perfetto_out_->stream());
+  }
+}
+
+TraceExports::~TraceExports() = default;
+
+AnalysisObserver* TraceExports::observer_for(std::string_view buffer) {
+  if (!any()) return nullptr;
+  buffers_.push_back(std::make_unique<BufferObserver>(*this, std::string(buffer), static_cast<int>(buffers_.size()) + 1));
+  return buffers_.back().get();
+}
+
+std::uint64_t TraceExports::flows() const { return timeline_ ? timeline_->flows() : 0; }
+
+void TraceExports::commit() {
+  if (timeline_) timeline_->finish();
+  if (rows_out_) rows_out_->commit();
+  if (perfetto_out_) perfetto_out_->commit();
+}
+
+}  // namespace ipilab::trace

@@ -1,0 +1,85 @@
+// ipilab/trace/export.h — per-IPI exports of `ipilab trace`, fed by the analysis as it pairs:
+//   --events FILE.csv | FILE.jsonl   one row per IPI send (to one target) and per queued call;
+//   --perfetto FILE.json             the timeline (timeline.h): a track per CPU, a slice per handler
+//                                    (entry -> exit) and per csd function run, a slice per send with a
+//                                    flow arrow to the handler entry that served it, markers for
+//                                    coalesced and polling-idle calls and for wakeups without IPI.
+// Both are written into a temporary file next to the output and renamed over it only when the whole
+// trace was read (nothing half written on bad input).
+//
+// Row columns (CSV header, JSONL keys; times in ns of the trace clock, empty/null when absent):
+//   buffer, record ("ipi" | "call"), send_ns (call: queue time; local call: run start), src, dst,
+//   kind (of the send; "call" for calls), callsite, callback (call: the function),
+//   served (ipi: raised | coalesced | unmatched | expired; call: ipi | coalesced | polling-idle |
+//   local | pending), inferred (polling-idle inferred, 0/1), arrival_ns (ipi: handler entry; call:
+//   function start), arrival_kind, latency_ns (arrival - send), handler_ns (ipi: entry -> exit of
+//   the handler; call: function run time).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/analysis.h"
+#include "trace/timeline.h"
+
+namespace ipilab::trace {
+
+/// An output file written under a temporary name and renamed over `path` by commit().
+class AtomicOutput {
+ public:
+  /// Throws InputError(option, reason) when the folder does not exist or a file cannot be created.
+  AtomicOutput(std::filesystem::path path, const std::string& option);
+  ~AtomicOutput();
+  AtomicOutput(const AtomicOutput&) = delete;
+  AtomicOutput& operator=(const AtomicOutput&) = delete;
+  std::ostream& stream() { return out_; }
+  void commit();
+
+ private:
+  std::filesystem::path path_, tmp_;
+  std::ofstream out_;
+  bool done_ = false;
+};
+
+enum class RowFormat : std::uint8_t { Csv, Jsonl };
+
+/// Collects the exports of one trace (several buffers) and hands each buffer's analysis its observer.
+class TraceExports {
+ public:
+  /// `events` / `perfetto`: output paths (empty = not wanted). `rows`: the format of `events` (from
+  /// its extension, see row_format()). Throws InputError naming the option for a bad path.
+  TraceExports(const std::filesystem::path& events, RowFormat rows, const std::filesystem::path& perfetto,
+               std::string title);
+  ~TraceExports();
+  TraceExports(const TraceExports&) = delete;
+  TraceExports& operator=(const TraceExports&) = delete;
+
+  bool any() const { return rows_out_ || perfetto_out_; }
+  /// The observer for buffer `name` (created on first use).
+  AnalysisObserver* observer_for(std::string_view buffer);
+  /// Renames the outputs into place.
+  void commit();
+
+  std::uint64_t rows() const { return rows_; }
+  std::uint64_t flows() const;
+
+ private:
+  class BufferObserver;
+  friend class BufferObserver;
+  std::unique_ptr<AtomicOutput> rows_out_, perfetto_out_;
+  RowFormat format_ = RowFormat::Csv;
+  std::unique_ptr<timeline::TraceEventWriter> timeline_;
+  std::vector<std::unique_ptr<BufferObserver>> buffers_;
+  std::string title_;
+  std::uint64_t rows_ = 0;
+};
+
+/// The row format of an --events path: ".csv" -> Csv, ".jsonl" -> Jsonl; else InputError("--events").
+RowFormat row_format(const std::filesystem::path& path);
+
+}  // namespace ipilab::trace
