@@ -104,6 +104,13 @@ TraceFormat detect_format(std::string_view head, const std::string& place) {
     const auto u = static_cast<unsigned char>(c);
     return u < 0x09 || (u > 0x0d && u < 0x20);
   });
+  // A text header wins (binary bytes further down are reported with their line by the text reader).
+  {
+    std::string_view t = head.substr(0, head.find('\n'));
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+    if (starts_with(t, "cpus=") || starts_with(t, "version = ")) return TraceFormat::TraceCmdReport;
+    if (starts_with(t, "# tracer:")) return TraceFormat::TracefsTrace;
+  }
   if (binary) throw InputError(place, "this is " + binary_kind(head));
   // First meaningful line.
   std::size_t pos = 0;

@@ -46,7 +46,7 @@ TEST(Record, RecordsACommandIntoReadableTextAndRemovesItsInstance) {
   testing::CollectingSink sink;
   std::istringstream in(text);
   read_text_trace(in, o.output.string(), sink);  // every line parses
-  EXPECT_EQ(sink.events.size() + sink.others.size(), r.events);
+  EXPECT_EQ(sink.events.size() + sink.other_total, r.events);
   for (std::size_t i = 1; i < sink.events.size(); ++i) EXPECT_LE(sink.events[i - 1].ts_ns, sink.events[i].ts_ns);
   // Nothing half-written next to the output.
   std::size_t files = 0;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -56,14 +57,20 @@ struct StoredEvent {
 struct CollectingSink : EventSink {
   std::uint32_t cpus = 0;
   std::vector<StoredEvent> events;
-  std::vector<std::string> others;
+  std::map<std::string, std::uint64_t> others;  ///< other events: name -> count
+  std::uint64_t other_total = 0;
+  std::vector<std::string> buffers;            ///< on_buffer calls, in order
   std::uint64_t lost_marks = 0, lost = 0;
   void on_begin(std::uint32_t n) override { cpus = n; }
   void on_event(const TraceEvent& e) override {
     events.push_back({e.ts_ns, e.cpu, e.type, e.kind, std::string(e.name), e.targets, std::string(e.callsite),
                       std::string(e.callback), e.csd, e.vector});
   }
-  void on_other_event(std::string_view n) override { others.emplace_back(n); }
+  void on_other_events(std::string_view n, std::uint64_t count) override {
+    others[std::string(n)] += count;
+    other_total += count;
+  }
+  void on_buffer(std::string_view n) override { buffers.emplace_back(n); }
   void on_lost_events(std::uint32_t, std::uint64_t n) override {
     ++lost_marks;
     lost += n;
