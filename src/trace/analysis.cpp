@@ -172,7 +172,20 @@ struct IpiAnalysis::State {
     return cpu_states[c];
   }
 
+  // One-entry caches in front of the interning maps: consecutive events mostly repeat a symbol.
+  std::string last_callsite, last_func;
+  std::uint32_t last_callsite_id = ~0u, last_func_id = ~0u;
+  // Counts of our events by (type, kind), named at finish (no hashing per event).
+  std::array<std::array<std::uint64_t, kIpiKindCount>, 16> type_counts{};
+  std::array<std::string, 16> type_names{};
+
   std::uint32_t intern_callsite(std::string_view callsite, std::string_view callback) {
+    if (last_callsite_id != ~0u && callsite == last_callsite) return last_callsite_id;
+    last_callsite_id = intern_callsite_slow(callsite, callback);
+    last_callsite.assign(callsite);
+    return last_callsite_id;
+  }
+  std::uint32_t intern_callsite_slow(std::string_view callsite, std::string_view callback) {
     auto it = callsite_index.find(callsite);
     if (it != callsite_index.end()) return it->second;
     const auto id = static_cast<std::uint32_t>(callsites.size());
@@ -184,6 +197,12 @@ struct IpiAnalysis::State {
     return id;
   }
   std::uint32_t intern_func(std::string_view f) {
+    if (last_func_id != ~0u && f == last_func) return last_func_id;
+    last_func_id = intern_func_slow(f);
+    last_func.assign(f);
+    return last_func_id;
+  }
+  std::uint32_t intern_func_slow(std::string_view f) {
     auto it = func_index.find(f);
     if (it != func_index.end()) return it->second;
     const auto id = static_cast<std::uint32_t>(func_names.size());
@@ -397,10 +416,12 @@ struct IpiAnalysis::State {
   void close_batch(std::uint32_t src, const std::vector<std::uint32_t>* ipi_targets, std::optional<std::uint32_t> wake_target) {
     CpuState& st = cpu_states[src];
     if (st.batch.empty()) return;
-    std::vector<std::uint32_t> batch;
+    std::vector<std::uint32_t>& batch = batch_scratch;
     batch.swap(st.batch);
+    st.batch.clear();
     // The last call queued to each served target is the one whose llist_add found the queue empty.
-    std::vector<bool> served(batch.size(), false);
+    std::vector<bool>& served = served_scratch;
+    served.assign(batch.size(), false);
     auto mark_last = [&](std::uint32_t target, CallService s) {
       for (std::size_t i = batch.size(); i-- > 0;)
         if (calls[batch[i]].dst == target) {
@@ -421,7 +442,11 @@ struct IpiAnalysis::State {
       if (c.queue_was_empty && c.has_csd) classify(batch[i], CallService::PollingIdle, true);
       else classify(batch[i], CallService::Coalesced, false);
     }
+    batch.clear();
+    if (st.batch.capacity() == 0) st.batch.swap(batch);  // keep the capacity with the CPU
   }
+  std::vector<std::uint32_t> batch_scratch;
+  std::vector<bool> served_scratch;
 
   void queue_call(const TraceEvent& ev, std::uint32_t target, std::uint64_t csd_addr) {
     CpuState& st = cpu(ev.cpu);
@@ -551,7 +576,12 @@ void IpiAnalysis::on_lost_events(std::uint32_t, std::uint64_t count) {
 void IpiAnalysis::on_event(const TraceEvent& ev) {
   State& S = *s_;
   ++S.events_total;
-  S.count_name(ev.name, 1);
+  {
+    const auto t = static_cast<std::size_t>(ev.type);
+    const bool vec = ev.type == EventType::VectorEntry || ev.type == EventType::VectorExit;
+    auto& n = S.type_counts[t][vec ? idx(ev.kind) : 0];
+    if (n++ == 0 && !vec) S.type_names[t].assign(ev.name);
+  }
   if (S.events_with_ts == 0 || ev.ts_ns < S.first_ts) S.first_ts = ev.ts_ns;
   if (ev.ts_ns > S.last_ts || S.events_with_ts == 0) S.last_ts = ev.ts_ns;
   ++S.events_with_ts;
@@ -641,6 +671,20 @@ void IpiAnalysis::finish(const ReadInfo& info, const std::string& place, bool re
   for (std::uint32_t slot = 0; slot < S.calls.size(); ++slot)
     if (!S.calls[slot].finalized && S.calls[slot].classified) S.finalize_call(slot, std::nullopt);
   for (const auto& [name, n] : S.counts) S.event_counts[name] = n;
+  static constexpr std::pair<IpiKind, const char*> kVectorBases[] = {{IpiKind::Reschedule, "reschedule"},
+                                                                     {IpiKind::CallFunction, "call_function"},
+                                                                     {IpiKind::CallFunctionSingle, "call_function_single"},
+                                                                     {IpiKind::IrqWork, "irq_work"}};
+  for (std::size_t t = 0; t < S.type_counts.size(); ++t) {
+    const auto type = static_cast<EventType>(t);
+    if (type == EventType::VectorEntry || type == EventType::VectorExit) {
+      for (const auto& [k, base] : kVectorBases)
+        if (const auto n = S.type_counts[t][idx(k)])
+          S.event_counts[fmt::format("{}_{}", base, type == EventType::VectorEntry ? "entry" : "exit")] += n;
+    } else if (const auto n = S.type_counts[t][0]) {
+      S.event_counts[S.type_names[t]] += n;
+    }
+  }
   for (const auto& [name, id] : S.func_index) S.csd_funcs[name] = std::move(S.funcs[id]);
 
   auto absent = [&](std::string_view ev) {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -254,7 +255,29 @@ class Decoder {
     return v;
   }
 
+  // A direct-mapped cache in front of the symbol maps (a trace repeats few addresses).
+  struct SymSlot {
+    std::uint64_t addr = ~0ull;
+    std::string_view s;
+  };
+  std::array<SymSlot, 512> fast_offset_{}, fast_only_{};
+  static std::size_t slot_of(std::uint64_t a) { return static_cast<std::size_t>((a ^ (a >> 9) ^ (a >> 21)) & 511); }
+
   std::string_view symbol_with_offset(std::uint64_t addr) {
+    SymSlot& f = fast_offset_[slot_of(addr)];
+    if (f.addr == addr) return f.s;
+    f.addr = addr;
+    f.s = symbol_with_offset_slow(addr);
+    return f.s;
+  }
+  std::string_view symbol_only(std::uint64_t addr) {
+    SymSlot& f = fast_only_[slot_of(addr)];
+    if (f.addr == addr) return f.s;
+    f.addr = addr;
+    f.s = symbol_only_slow(addr);
+    return f.s;
+  }
+  std::string_view symbol_with_offset_slow(std::uint64_t addr) {
     auto it = sym_offset_cache_.find(addr);
     if (it != sym_offset_cache_.end()) return it->second;
     std::string s;
@@ -263,7 +286,7 @@ class Decoder {
     else s = fmt::format("0x{:x}", addr);
     return sym_offset_cache_.emplace(addr, std::move(s)).first->second;  // nodes are stable
   }
-  std::string_view symbol_only(std::uint64_t addr) {
+  std::string_view symbol_only_slow(std::uint64_t addr) {
     auto it = sym_cache_.find(addr);
     if (it != sym_cache_.end()) return it->second;
     std::string s;
@@ -442,6 +465,7 @@ class CpuStream {
       chunk_pos_ += 4;
     } else {
       page_pos_ = begin_;
+      released_ = begin_;
     }
   }
 
@@ -522,6 +546,7 @@ class CpuStream {
         page_where_ = chunk_base_ + chunk_off_;
         chunk_off_ += page_size_;
       } else {
+        release_behind();
         if (page_pos_ >= end_) return false;
         if (page_pos_ + page_size_ > end_) fail(page_pos_, "the CPU's data ends inside a page");
         if (page_pos_ + page_size_ + kSlack <= map_.size) {
@@ -549,7 +574,18 @@ class CpuStream {
     }
   }
 
+  // Drops the mapped pages this CPU has read (they would count in the process's resident memory).
+  void release_behind() {
+    constexpr std::uint64_t kStep = 4u << 20;
+    if (page_pos_ < released_ + 2 * kStep) return;
+    const std::uint64_t to = (page_pos_ - kStep) & ~(kStep - 1);
+    const std::uint64_t from = (released_ + 4095) & ~std::uint64_t{4095};
+    if (to > from) ::madvise(const_cast<unsigned char*>(map_.data) + from, to - from, MADV_DONTNEED);
+    released_ = to;
+  }
+
   static constexpr std::size_t kSlack = 16;
+  std::uint64_t released_ = 0;
   const Mapping& map_;
   const DatLayout& L_;
   std::uint32_t cpu_;

@@ -298,18 +298,29 @@ Decoded decode_text_fields(std::string_view name, std::string_view fields, Trace
   enum class E : std::uint8_t { SendCpu, SendMask, Raise, Entry, Exit, CsdQueue, CsdEntry, CsdExit, WakeIdle, VecEntry, VecExit };
   E e{};
   std::optional<IpiKind> vector_kind;
-  if (name == "ipi_send_cpu") e = E::SendCpu;
-  else if (name == "ipi_send_cpumask") e = E::SendMask;
-  else if (name == "ipi_raise") e = E::Raise;
-  else if (name == "ipi_entry") e = E::Entry;
-  else if (name == "ipi_exit") e = E::Exit;
-  else if (name == "csd_queue_cpu") e = E::CsdQueue;
-  else if (name == "csd_function_entry") e = E::CsdEntry;
-  else if (name == "csd_function_exit") e = E::CsdExit;
-  else if (name == "sched_wake_idle_without_ipi") e = E::WakeIdle;
-  else if (name.ends_with("_entry") && (vector_kind = kind_from_vector_event(name.substr(0, name.size() - 6)))) e = E::VecEntry;
-  else if (name.ends_with("_exit") && (vector_kind = kind_from_vector_event(name.substr(0, name.size() - 5)))) e = E::VecExit;
-  else return Decoded::Other;
+  bool found = true;
+  switch (name.size()) {  // by length first: one comparison per event
+    case 12: found = name == "ipi_send_cpu", e = E::SendCpu; break;
+    case 16: found = name == "ipi_send_cpumask", e = E::SendMask; break;
+    case 9:
+      if (name == "ipi_raise") e = E::Raise;
+      else if (name == "ipi_entry") e = E::Entry;
+      else found = false;
+      break;
+    case 8: found = name == "ipi_exit", e = E::Exit; break;
+    case 13: found = name == "csd_queue_cpu", e = E::CsdQueue; break;
+    case 18: found = name == "csd_function_entry", e = E::CsdEntry; break;
+    case 17: found = name == "csd_function_exit", e = E::CsdExit; break;
+    case 27: found = name == "sched_wake_idle_without_ipi", e = E::WakeIdle; break;
+    default: found = false;
+  }
+  if (!found) {
+    const char c = name.empty() ? '\0' : name.front();
+    if (c != 'r' && c != 'c' && c != 'i') return Decoded::Other;  // reschedule, call_function*, irq_work
+    if (name.ends_with("_entry") && (vector_kind = kind_from_vector_event(name.substr(0, name.size() - 6)))) e = E::VecEntry;
+    else if (name.ends_with("_exit") && (vector_kind = kind_from_vector_event(name.substr(0, name.size() - 5)))) e = E::VecExit;
+    else return Decoded::Other;
+  }
 
   // "[FAILED TO PARSE] cpu=1 callsite=0xffffffff81234567 callback=0x0": the raw fields.
   constexpr std::string_view kFailed = "[FAILED TO PARSE]";
@@ -448,6 +459,7 @@ void TextTraceParser::handle_event(std::uint32_t cpu, std::uint64_t ts_ns, std::
 }
 
 void read_text_input(Input& input, EventSink& sink, ReadInfo& info) {
+  // Blocks read() into one buffer (not a mapping: peak memory stays flat in the file's length).
   TextTraceParser parser(input.place, sink, info);
   std::vector<char> buf(1 << 20);
   std::size_t have = 0;
