@@ -16,7 +16,8 @@ namespace {
 
 // Option ids of trace-cmd.dat.v7(5) (the same numbers in v6).
 constexpr int kOptDone = 0, kOptDate = 1, kOptBuffer = 3, kOptOffset = 7, kOptCpuCount = 8, kOptTimeShift = 12,
-              kOptTsc2Nsec = 14, kOptBufferText = 22;
+              kOptTsc2Nsec = 14, kOptHeaderInfo = 16, kOptEventFormats = 18, kOptKallsyms = 19, kOptPrintk = 20,
+              kOptBufferText = 22;
 
 class Cursor {
  public:
@@ -133,21 +134,39 @@ void read_v6_data(Cursor& c, DatLayout& L, DatBuffer& b, bool allow_options, con
   }
 }
 
-void parse_v6(Cursor& c, DatLayout& L, const unsigned char* data, std::size_t size, const std::string& place) {
+DatBlob blob(Cursor& c, std::uint64_t n) {
+  c.need(n);
+  DatBlob b{c.here(), static_cast<std::size_t>(n)};
+  c.skip(n);
+  return b;
+}
+
+void read_header_info(Cursor& c, DatLayout& L) {
   if (!c.literal(std::string_view("header_page\0", 12))) c.fail("expected 'header_page'");
-  c.skip(c.number(8));
+  L.header_page = blob(c, c.number(8));
   if (!c.literal(std::string_view("header_event\0", 13))) c.fail("expected 'header_event'");
   c.skip(c.number(8));
+}
+void read_ftrace_formats(Cursor& c) {
   const auto ftrace = c.number(4);
   for (std::uint64_t i = 0; i < ftrace; ++i) c.skip(c.number(8));
+}
+void read_event_formats(Cursor& c, DatLayout& L) {
   const auto systems = c.number(4);
   for (std::uint64_t s = 0; s < systems; ++s) {
-    (void)c.string();
+    const std::string sys = c.string();
     const auto events = c.number(4);
-    for (std::uint64_t e = 0; e < events; ++e) c.skip(c.number(8));
+    for (std::uint64_t e = 0; e < events; ++e) L.formats.emplace_back(sys, blob(c, c.number(8)));
   }
-  c.skip(c.number(4));  // kallsyms
-  c.skip(c.number(4));  // printk formats
+}
+
+void parse_v6(Cursor& c, DatLayout& L, const unsigned char* data, std::size_t size, const std::string& place) {
+  read_header_info(c, L);
+  read_ftrace_formats(c);
+  read_event_formats(c, L);
+  L.kallsyms = blob(c, c.number(4));
+  L.printk = blob(c, c.number(4));
+  L.metadata = true;
   c.skip(c.number(8));  // saved cmdlines
   L.cpus = static_cast<std::uint32_t>(c.number(4));
   if (L.cpus > 65536) c.fail(fmt::format("{} CPUs", L.cpus));
@@ -157,8 +176,33 @@ void parse_v6(Cursor& c, DatLayout& L, const unsigned char* data, std::size_t si
   L.buffers.insert(L.buffers.begin(), std::move(top));
 }
 
+// A v7 section's content (decompressed into L.owned when flagged compressed).
+Cursor section(std::uint64_t offset, int want_id, DatLayout& L, const unsigned char* data, std::size_t size,
+               const std::string& place) {
+  Cursor c(data, size, 0, L.big_endian, place, "file");
+  c.seek(offset);
+  const auto id = c.number(2);
+  const auto flags = c.number(2);
+  (void)c.number(4);
+  const auto sec_size = c.number(8);
+  if (static_cast<int>(id) != want_id) c.fail(fmt::format("section {} where section {} was expected", id, want_id));
+  if (flags & 1) {
+    const auto zsize = c.number(4), usize = c.number(4);
+    c.need(zsize);
+    if (usize > (1u << 30)) c.fail("section larger than 1 GiB");
+    L.owned.emplace_back(static_cast<std::size_t>(usize));
+    auto& plain = L.owned.back();
+    if (!dat_decompress(L.compression, c.here(), static_cast<std::size_t>(zsize), plain.data(), plain.size(), place))
+      c.fail("compressed section does not decompress");
+    return Cursor(plain.data(), plain.size(), 0, L.big_endian, place, "section");
+  }
+  c.need(sec_size);
+  return Cursor(c.here(), static_cast<std::size_t>(sec_size), 0, L.big_endian, place, "section");
+}
+
 void parse_v7_options(std::uint64_t offset, DatLayout& L, const unsigned char* data, std::size_t size,
                       const std::string& place) {
+  std::vector<std::pair<int, std::uint64_t>> sections;
   std::set<std::uint64_t> seen;
   bool have_top = false;
   while (offset != 0) {
@@ -201,6 +245,7 @@ void parse_v7_options(std::uint64_t offset, DatLayout& L, const unsigned char* d
       if (oid == kOptDate || oid == kOptOffset || oid == kOptTimeShift || oid == kOptTsc2Nsec)
         L.timestamp_options.push_back(oid);
       if (oid == kOptCpuCount && len >= 4) L.cpus = static_cast<std::uint32_t>(v.number(4));
+      if (oid >= kOptHeaderInfo && oid <= kOptPrintk && len >= 8) sections.emplace_back(oid, v.number(8));
       if (oid == kOptBuffer || oid == kOptBufferText) {
         DatBuffer b;
         (void)v.number(8);  // section offset
@@ -233,6 +278,15 @@ void parse_v7_options(std::uint64_t offset, DatLayout& L, const unsigned char* d
     }
     offset = next;
   }
+  bool header = false, events = false, ksyms = false, printk = false;
+  for (const auto& [id, off] : sections) {
+    Cursor c = section(off, id, L, data, size, place);
+    if (id == kOptHeaderInfo) read_header_info(c, L), header = true;
+    else if (id == kOptEventFormats) read_event_formats(c, L), events = true;
+    else if (id == kOptKallsyms) L.kallsyms = blob(c, c.number(4)), ksyms = true;
+    else if (id == kOptPrintk) L.printk = blob(c, c.number(4)), printk = true;
+  }
+  L.metadata = header && events && ksyms && printk;
   if (!have_top) {  // a file of instances only still has an (empty) top level for trace-cmd
     DatBuffer top;
     top.page_size = L.page_size;

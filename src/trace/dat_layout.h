@@ -26,6 +26,13 @@ struct DatBuffer {
   bool latency_text = false;       ///< "latency" data (text, not pages)
 };
 
+/// A piece of the file's metadata (in the mapping, or decompressed into DatLayout::owned).
+struct DatBlob {
+  const unsigned char* data = nullptr;
+  std::size_t size = 0;
+  bool present() const { return data != nullptr; }
+};
+
 struct DatLayout {
   int version = 0;                 ///< 6 or 7
   bool big_endian = false;
@@ -37,6 +44,12 @@ struct DatLayout {
   /// Options that make libtracecmd change the timestamps (DATE, OFFSET, TIME_SHIFT, TSC2NSEC):
   /// their ids; a reader that does not apply them must not read the pages itself.
   std::vector<int> timestamp_options;
+  // Metadata sections (for a reader that parses only the event formats it needs):
+  DatBlob header_page;                                   ///< events/header_page text
+  std::vector<std::pair<std::string, DatBlob>> formats;  ///< (system, events/<system>/<event>/format)
+  DatBlob kallsyms, printk;
+  bool metadata = false;                                 ///< all of the above were found
+  std::vector<std::vector<unsigned char>> owned;         ///< decompressed v7 sections
 };
 
 /// Parses the layout of the trace.dat held in `data[0..size)`. Throws InputError(place, reason) for a

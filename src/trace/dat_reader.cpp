@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -108,7 +109,7 @@ struct Field {
 struct Handler {
   Decode decode;
   IpiKind kind = IpiKind::Unknown;
-  const char* name = nullptr;
+  std::string_view name;
   tep_event* event = nullptr;
   Field cpu, callsite, callback, csd, vector, mask;  // mask: the __data_loc word
 };
@@ -161,7 +162,7 @@ class Decoder {
     for (std::size_t id = 0; id < other_counts_.size(); ++id) {
       if (!other_counts_[id]) continue;
       tep_event* e = tep_find_event(tep_, static_cast<int>(id));
-      sink_.on_other_events(e ? std::string_view(e->name) : std::string_view("?"), other_counts_[id]);
+      sink_.on_other_events(e ? std::string_view(e->name) : std::string_view(other_names_[id]), other_counts_[id]);
       other_counts_[id] = 0;
     }
   }
@@ -189,15 +190,20 @@ class Decoder {
     corrupt(cpu, where, fmt::format("event id {} has no format in this file (corrupt event data)", id));
   }
 
-  /// Builds the id table (after add_handlers).
-  void build_table() {
+  /// Builds the id table (after add_handlers). `unparsed`: (id, name) of the events whose format
+  /// was not handed to libtraceevent (only counted).
+  void build_table(const std::vector<std::pair<int, std::string>>& unparsed = {}) {
     int max_id = 0;
     tep_event** all = tep_list_events(tep_, TEP_EVENT_SORT_ID);
     for (int i = 0; all && all[i]; ++i) max_id = std::max(max_id, all[i]->id);
+    for (const auto& [id, name] : unparsed) max_id = std::max(max_id, id);
     table_.assign(static_cast<std::size_t>(max_id) + 1, kNone);
     other_counts_.assign(table_.size(), 0);
+    other_names_.assign(table_.size(), std::string());
     for (int i = 0; all && all[i]; ++i)
       if (all[i]->id >= 0) table_[static_cast<std::size_t>(all[i]->id)] = kOther;
+    for (const auto& [id, name] : unparsed)
+      if (id >= 0) table_[static_cast<std::size_t>(id)] = kOther, other_names_[static_cast<std::size_t>(id)] = name;
     for (std::size_t h = 0; h < handlers_.size(); ++h) table_[static_cast<std::size_t>(handlers_[h].event->id)] = static_cast<int>(h);
   }
 
@@ -414,6 +420,7 @@ class Decoder {
   std::vector<Handler> handlers_;
   std::vector<int> table_;
   std::vector<std::uint64_t> other_counts_;
+  std::vector<std::string> other_names_;
   std::unordered_map<std::uint64_t, std::string> sym_offset_cache_, sym_cache_;
   TraceEvent ev_;
   trace_seq seq_{};
@@ -686,6 +693,61 @@ void read_via_libtracecmd(const std::string& open_path, const std::string& place
   (void)info;
 }
 
+struct TepFree {
+  void operator()(tep_handle* t) const { tep_free(t); }
+};
+using TepPtr = std::unique_ptr<tep_handle, TepFree>;
+
+// "name: X" and "ID: N" of a format file.
+bool format_name_id(std::string_view text, std::string_view& name, int& id) {
+  const auto n = text.find("name: ");
+  const auto i = text.find("ID: ");
+  if (n == std::string_view::npos || i == std::string_view::npos) return false;
+  const auto ne = text.find('\n', n);
+  name = text.substr(n + 6, ne == std::string_view::npos ? std::string_view::npos : ne - n - 6);
+  id = std::atoi(std::string(text.substr(i + 4, 12)).c_str());
+  return !name.empty() && id >= 0;
+}
+
+bool wanted_format(std::string_view sys, std::string_view name) {
+  if (sys == "ipi" || sys == "csd") return true;
+  if (sys == "sched") return name == "sched_wake_idle_without_ipi";
+  if (sys == "irq_vectors")
+    return name.starts_with("reschedule_") || name.starts_with("call_function") || name.starts_with("irq_work_");
+  return false;
+}
+
+// The event formats, kallsyms and printk formats of the file, from the documented layout: only the
+// formats ipilab decodes go through libtraceevent's parser (parsing every format of a trace-cmd
+// file costs more than decoding millions of events); the others keep their (id, name).
+TepPtr build_tep(const DatLayout& L, std::vector<std::pair<int, std::string>>& unparsed) {
+  TepPtr t(tep_alloc());
+  if (!t) return nullptr;
+  tep_set_file_bigendian(t.get(), L.big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+  tep_set_local_bigendian(t.get(), std::endian::native == std::endian::big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+  tep_set_long_size(t.get(), L.long_size);
+  tep_set_page_size(t.get(), static_cast<int>(L.page_size));
+  if (L.cpus) tep_set_cpus(t.get(), static_cast<int>(L.cpus));
+  std::string hp(reinterpret_cast<const char*>(L.header_page.data), L.header_page.size);
+  if (tep_parse_header_page(t.get(), hp.data(), hp.size(), L.long_size) != 0) return nullptr;
+  for (const auto& [sys, b] : L.formats) {
+    const std::string_view text(reinterpret_cast<const char*>(b.data), b.size);
+    std::string_view name;
+    int id = 0;
+    if (!format_name_id(text, name, id)) return nullptr;
+    if (wanted_format(sys, name)) {
+      if (tep_parse_event(t.get(), text.data(), text.size(), sys.c_str()) != 0) unparsed.emplace_back(id, std::string(name));
+    } else {
+      unparsed.emplace_back(id, std::string(name));
+    }
+  }
+  const std::string ksyms(reinterpret_cast<const char*>(L.kallsyms.data), L.kallsyms.size);
+  if (!ksyms.empty()) tep_parse_kallsyms(t.get(), ksyms.c_str());
+  const std::string printk(reinterpret_cast<const char*>(L.printk.data), L.printk.size);
+  if (!printk.empty()) tep_parse_printk_formats(t.get(), printk.c_str());
+  return t;
+}
+
 }  // namespace
 
 ReadInfo read_dat_trace(const std::filesystem::path& path, EventSink& sink, int fd_in, const std::string& place_in) {
@@ -717,25 +779,34 @@ ReadInfo read_dat_trace(const std::filesystem::path& path, EventSink& sink, int 
   for (const auto& b : L.buffers) info.buffers.push_back(b.name);
 
   CaptureGuard capture;
-  // No plugins: they only change how events print, and loading them costs time.
-  Handle head(tracecmd_open_head(open_path.c_str(), TRACECMD_FL_LOAD_NO_PLUGINS));
-  if (!head)
-    throw InputError(place, fmt::format("libtracecmd cannot read this trace.dat (truncated or corrupt?){}{}",
-                                        capture.messages.empty() ? "" : ": ", capture.messages));
-  tep_handle* tep = tracecmd_get_tep(head.get());
-  if (!tep) throw InputError(place, "libtracecmd returned no event formats");
+  const bool direct = L.timestamp_options.empty() && (L.compression == "none" || L.compression == "zstd" ||
+                                                       L.compression == "zlib");
+  std::vector<std::pair<int, std::string>> unparsed;
+  TepPtr own_tep;
+  if (direct && L.metadata) own_tep = build_tep(L, unparsed);
+  Handle head;
+  tep_handle* tep = own_tep.get();
+  if (!tep) {
+    unparsed.clear();
+    // No plugins: they only change how events print, and loading them costs time.
+    head.reset(tracecmd_open_head(open_path.c_str(), TRACECMD_FL_LOAD_NO_PLUGINS));
+    if (!head)
+      throw InputError(place, fmt::format("libtracecmd cannot read this trace.dat (truncated or corrupt?){}{}",
+                                          capture.messages.empty() ? "" : ": ", capture.messages));
+    tep = tracecmd_get_tep(head.get());
+    if (!tep) throw InputError(place, "libtracecmd returned no event formats");
+  }
   Decoder dec(tep, sink, place, info);
   dec.add_handlers();
-  dec.build_table();
+  dec.build_table(unparsed);
   sink.on_begin(L.cpus > 0 ? L.cpus : static_cast<std::uint32_t>(std::max(0, tep_get_cpus(tep))));
 
   const bool latency = std::any_of(L.buffers.begin(), L.buffers.end(), [](const DatBuffer& b) { return b.latency_text; });
   if (latency) throw InputError(place, "this trace.dat holds latency-tracer text, not ring-buffer events");
-  const bool direct = L.timestamp_options.empty() && (L.compression == "none" || L.compression == "zstd" ||
-                                                       L.compression == "zlib") && !tep_is_old_format(tep);
+  const bool read_pages = direct && !tep_is_old_format(tep);
   const bool announce = L.buffers.size() > 1;
   capture.messages.clear();
-  if (direct) {
+  if (read_pages) {
     info.direct_decode = true;
     for (const auto& b : L.buffers) {
       if (announce) sink.on_buffer(b.name);
