@@ -64,6 +64,7 @@ struct RecordArgs {
   std::string instance = "ipilab";
   bool top_level = false;
   unsigned buffer_kb = 0;
+  bool text = false;
 };
 
 constexpr const char* kTraceHelp = R"(Reads a real Linux IPI trace, pairs every IPI send with its arrival on the
@@ -159,6 +160,7 @@ void run_record(const RecordArgs& args) {
   opt.command = args.command;
   opt.instance = args.top_level ? std::string() : args.instance;
   opt.buffer_kb = args.buffer_kb;
+  opt.text = args.text;
   const trace::RecordResult r = trace::record_trace(opt);
   fmt::print(stderr, "ipilab: recorded {} events ({} lost) on {} CPUs in {:.3f} s into {}\n", r.events, r.lost,
              r.cpus, r.seconds, args.output);
@@ -193,7 +195,9 @@ void add_trace_command(CLI::App& root) {
 
   auto* rec = cmd->add_subcommand("record", "Record the IPI events of this machine into a file 'ipilab trace' reads");
   rec->footer(kRecordHelp);
-  rec->add_option("-o,--output", rargs->output, "output file (text, 'trace-cmd report -t' format)")->required();
+  rec->add_option("-o,--output", rargs->output, "output file (trace.dat; with --text, 'trace-cmd report -t' text)")
+      ->required();
+  rec->add_flag("--text", rargs->text, "write the text of 'trace-cmd report -t' instead of a trace.dat");
   rec->add_option("--duration", rargs->duration_s,
                   "seconds to record (without a command: default 1; with one: stop after S seconds at most)")
       ->check(CLI::Range(0.0, 86400.0));

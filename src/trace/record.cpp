@@ -21,7 +21,12 @@
 
 #include "trace/tracefs_compat.h"
 
+extern "C" {
+#include <traceevent/kbuffer.h>
+}
+
 #include "common/error.h"
+#include "trace/dat_writer.h"
 
 namespace ipilab::trace {
 
@@ -80,6 +85,75 @@ int on_raw_event(tep_event* event, tep_record* rec, int cpu, void* data) {
   return 0;
 }
 
+// Raw pages of every CPU, appended to one temporary file per CPU (trace.dat output).
+struct PageRecorder {
+  std::vector<tracefs_cpu*> cpus;
+  std::vector<std::FILE*> files;
+  std::vector<char> page;
+  int page_size = 4096;
+  std::uint64_t events = 0, lost = 0;
+  kbuffer* kbuf = nullptr;
+
+  ~PageRecorder() {
+    for (auto* c : cpus)
+      if (c) tracefs_cpu_close(c);
+    for (auto* f : files)
+      if (f) std::fclose(f);
+    if (kbuf) kbuffer_free(kbuf);
+  }
+
+  void open(tracefs_instance* inst, int ncpu, const std::string& folder) {
+    kbuf = kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4, KBUFFER_ENDIAN_SAME_AS_HOST);
+    for (int c = 0; c < ncpu; ++c) {
+      tracefs_cpu* t = tracefs_cpu_open(inst, c, true);
+      cpus.push_back(t);
+      if (t) page_size = std::max(page_size, tracefs_cpu_read_size(t));
+      std::string tmpl = folder + "/.ipilab-record-cpu.XXXXXX";
+      const int fd = ::mkstemp(tmpl.data());
+      if (fd < 0) throw InputError("-o", fmt::format("cannot create a file in '{}': {}", folder, std::strerror(errno)));
+      ::unlink(tmpl.c_str());
+      files.push_back(::fdopen(fd, "w+b"));
+    }
+    page.assign(static_cast<std::size_t>(page_size), 0);
+  }
+
+  // Counts the events of one page (what the summary reports) and appends it.
+  void keep(std::size_t cpu, int n, bool discard) {
+    if (n <= 0 || discard) return;
+    std::memset(page.data() + n, 0, page.size() - static_cast<std::size_t>(n));
+    kbuffer_load_subbuffer(kbuf, page.data());
+    const int missed = kbuffer_missed_events(kbuf);
+    if (missed > 0) lost += static_cast<std::uint64_t>(missed);
+    unsigned long long ts = 0;
+    for (void* d = kbuffer_read_event(kbuf, &ts); d; d = kbuffer_next_event(kbuf, &ts)) ++events;
+    if (std::fwrite(page.data(), 1, page.size(), files[cpu]) != page.size())
+      throw InputError("-o", fmt::format("cannot write: {}", std::strerror(errno)));
+  }
+
+  void read_all(bool discard) {
+    for (std::size_t c = 0; c < cpus.size(); ++c) {
+      if (!cpus[c]) continue;
+      for (;;) {
+        const int n = tracefs_cpu_read(cpus[c], page.data(), true);
+        if (n <= 0) break;
+        keep(c, n, discard);
+      }
+    }
+  }
+
+  void flush_all() {
+    for (std::size_t c = 0; c < cpus.size(); ++c) {
+      if (!cpus[c]) continue;
+      for (int guard = 0; guard < 1 << 20; ++guard) {
+        const int n = tracefs_cpu_flush(cpus[c], page.data());
+        if (n <= 0) break;
+        keep(c, n, false);
+      }
+    }
+    for (auto* f : files) std::rewind(f);
+  }
+};
+
 std::string read_file_or_empty(const char* path) {
   std::ifstream f(path);
   std::stringstream ss;
@@ -105,7 +179,8 @@ std::vector<std::pair<std::string, std::string>> recorded_events() {
           {"irq_vectors", "reschedule_entry"},
           {"irq_vectors", "reschedule_exit"},
           {"irq_vectors", "irq_work_entry"},
-          {"irq_vectors", "irq_work_exit"}};
+          {"irq_vectors", "irq_work_exit"},
+          {"sched", "sched_wake_idle_without_ipi"}};
 }
 
 bool tracefs_usable() {
@@ -129,7 +204,7 @@ RecordResult record_trace(const RecordOptions& opt) {
   if (::access((std::string(tracing_dir) + "/instances").c_str(), W_OK) != 0)
     throw UnavailableError(fmt::format("no write access to {} (run as root)", tracing_dir));
 
-  static const char* const kSystems[] = {"ipi", "csd", "irq_vectors", nullptr};
+  static const char* const kSystems[] = {"ipi", "csd", "irq_vectors", "sched", nullptr};
   Recorder rec;
   rec.tep = tracefs_local_events_system(nullptr, kSystems);
   if (!rec.tep) throw UnavailableError(fmt::format("cannot read the event formats under {}/events", tracing_dir));
@@ -231,7 +306,9 @@ RecordResult record_trace(const RecordOptions& opt) {
     } fguard{f};
     const long ncpu = ::sysconf(_SC_NPROCESSORS_CONF);
     result.cpus = ncpu > 0 ? static_cast<std::uint32_t>(ncpu) : 0;
-    std::fprintf(f, "cpus=%u\n", result.cpus);
+    PageRecorder pages;
+    if (opt.text) std::fprintf(f, "cpus=%u\n", result.cpus);
+    else pages.open(inst, static_cast<int>(result.cpus), folder.string());
 
     g_stop = 0;
     struct sigaction sa {};
@@ -241,9 +318,19 @@ RecordResult record_trace(const RecordOptions& opt) {
     ::sigaction(SIGTERM, &sa, &old_term);
 
     if (top) {  // the top-level buffer may hold older events: consume them, they are not ours
-      rec.discard = true;
-      tracefs_iterate_raw_events(rec.tep, nullptr, nullptr, 0, on_raw_event, &rec);
-      rec.discard = false;
+      if (opt.text) {
+        rec.discard = true;
+        tracefs_iterate_raw_events(rec.tep, nullptr, nullptr, 0, on_raw_event, &rec);
+        rec.discard = false;
+      } else {
+        pages.read_all(true);
+        for (int guard = 0; guard < 1 << 20; ++guard) {
+          bool any = false;
+          for (auto* c : pages.cpus)
+            if (c && tracefs_cpu_flush(c, pages.page.data()) > 0) any = true;
+          if (!any) break;
+        }
+      }
     }
     const auto start = std::chrono::steady_clock::now();
     tracefs_trace_on(inst);
@@ -277,6 +364,12 @@ RecordResult record_trace(const RecordOptions& opt) {
     constexpr std::uint64_t kHoldBackNs = 20'000'000;
     std::vector<Line> held;
     auto flush = [&](bool all) {
+      if (!opt.text) {
+        if (all) pages.flush_all();
+        else pages.read_all(false);
+        result.events = pages.events;
+        return;
+      }
       tracefs_iterate_raw_events(rec.tep, inst, nullptr, 0, on_raw_event, &rec);
       for (auto& l : rec.batch) held.push_back(std::move(l));
       rec.batch.clear();
@@ -318,7 +411,17 @@ RecordResult record_trace(const RecordOptions& opt) {
     tracefs_trace_off(inst);
     flush(true);
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    result.lost = rec.lost;
+    result.lost = opt.text ? rec.lost : pages.lost;
+    if (!opt.text) {
+      DatContents contents = dat_contents_from_tracefs(tracing_dir, {"ipi", "csd", "irq_vectors", "sched"});
+      contents.page_size = static_cast<std::uint32_t>(pages.page_size);
+      contents.cpu_pages = pages.files;
+      try {
+        write_dat_v6(f, contents);
+      } catch (const std::runtime_error& e) {
+        throw InputError(out.string(), e.what());
+      }
+    }
     if (std::fflush(f) != 0 || ::fsync(::fileno(f)) != 0)
       throw InputError(out.string(), fmt::format("cannot write: {}", std::strerror(errno)));
     ::fchmod(::fileno(f), 0644);

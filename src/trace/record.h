@@ -11,13 +11,16 @@
 //   4. runs the command (fork/exec, same process group) or waits --duration, reading the per-CPU raw
 //      buffers every 100 ms (tracefs_iterate_raw_events), sorting them by time with a 20 ms
 //      hold-back so lines are in time order across CPUs;
-//   5. writes the text format of `trace-cmd report -t` ("cpus=N" then
+//   5. by default, reads the raw ring-buffer pages of each CPU (libtracefs tracefs_cpu_read, the
+//      per_cpu/cpuN/trace_pipe_raw pages) into a temporary file per CPU as they fill, and at the end
+//      writes a trace.dat version 6 (dat_writer.h: the documented trace-cmd.dat(5) format, with the
+//      event formats of the ipi, csd, irq_vectors and sched systems, /proc/kallsyms, printk formats
+//      and saved cmdlines) that `trace-cmd report` and KernelShark open; libtracecmd 1.3 declares no
+//      output API in its public header, so ipilab writes the format itself.
+//      With `text`, it writes the text format of `trace-cmd report -t` instead ("cpus=N" then
 //      "<comm>-<pid> [<cpu>] <sec>.<ns>: <event>: <fields>", fields printed by libtraceevent with the
-//      running kernel's /proc/kallsyms), into a temporary file renamed over the output at the end.
-// Why text and not trace.dat: libtracecmd 1.3's public header (trace-cmd.h) declares only the input
-// API; its output functions (tracecmd_output_create...) are exported but undeclared internals of
-// trace-cmd, whose signatures may change between releases. The text keeps every field ipilab uses,
-// with ns timestamps, and `ipilab trace` reads it exactly like `trace-cmd report -t` output.
+//      running kernel's /proc/kallsyms), sorted by time with a 20 ms hold-back.
+//      Either way into a temporary file renamed over the output at the end.
 //   6. restores the state found (instance removed; top-level: tracing_on and enables restored), also
 //      on errors and on SIGINT/SIGTERM during the recording.
 #pragma once
@@ -36,10 +39,11 @@ struct RecordOptions {
   std::vector<std::string> command;   ///< run while recording (argv); empty: just wait
   std::string instance = "ipilab";    ///< tracefs instance; empty = top-level buffer
   unsigned buffer_kb = 0;             ///< per-CPU buffer size in KiB; 0 = leave as is
+  bool text = false;                  ///< write `trace-cmd report -t` text instead of trace.dat
 };
 
 struct RecordResult {
-  std::uint64_t events = 0;            ///< lines written
+  std::uint64_t events = 0;            ///< events written (trace.dat: counted in the pages)
   std::uint64_t lost = 0;              ///< events the ring buffer dropped (known count)
   std::uint32_t cpus = 0;
   double seconds = 0;                  ///< wall time recorded
