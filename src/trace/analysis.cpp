@@ -80,6 +80,7 @@ struct IpiAnalysis::State {
     std::uint64_t ts;
     std::uint32_t src;
     std::uint32_t callsite;  // index into callsites
+    std::uint32_t callback;  // index into func_names (the send's own callback)
     std::uint64_t id;
     IpiKind kind;
   };
@@ -196,6 +197,18 @@ struct IpiAnalysis::State {
     callsite_index.emplace(std::string(callsite), id);
     return id;
   }
+  // Callsites of queued calls (kept apart from the send callsites, whose first callback is reported).
+  NameMap<std::uint32_t> call_site_index;
+  std::deque<std::string> call_sites;
+  std::uint32_t intern_call_site(std::string_view cs) {
+    auto it = call_site_index.find(cs);
+    if (it != call_site_index.end()) return it->second;
+    const auto id = static_cast<std::uint32_t>(call_sites.size());
+    call_sites.emplace_back(cs);
+    call_site_index.emplace(std::string(cs), id);
+    return id;
+  }
+
   std::uint32_t intern_func(std::string_view f) {
     if (last_func_id != ~0u && f == last_func) return last_func_id;
     last_func_id = intern_func_slow(f);
@@ -215,6 +228,7 @@ struct IpiAnalysis::State {
   // ---- IPIs ----
   void add_send(const TraceEvent& ev, std::string_view callsite) {
     const std::uint32_t cs = intern_callsite(callsite, ev.callback);
+    const std::uint32_t cb = obs ? intern_func(ev.callback) : 0;
     for (const std::uint32_t t : ev.targets) {
       ++ipis_sent;
       ++kinds[idx(ev.kind)].sends;
@@ -230,7 +244,7 @@ struct IpiAnalysis::State {
         unmatched(g.front(), SendOutcome::Unmatched);
         g.pop_front();
       }
-      g.v.push_back({ev.ts_ns, ev.cpu, cs, send_ids++, ev.kind});
+      g.v.push_back({ev.ts_ns, ev.cpu, cs, cb, send_ids++, ev.kind});
     }
     if (on_send) {
       send_scratch.time_ns = ev.ts_ns;
@@ -251,7 +265,7 @@ struct IpiAnalysis::State {
     r.dst = dst;
     r.kind = s.kind;
     r.callsite = callsites[s.callsite].callsite;
-    r.callback = callsites[s.callsite].callback;
+    r.callback = obs && s.callback < func_names.size() ? std::string_view(func_names[s.callback]) : std::string_view();
     r.outcome = o;
     r.arrival_ns = arrival;
     r.arrival_kind = arrival_kind;
@@ -376,7 +390,7 @@ struct IpiAnalysis::State {
       r.src = c.src;
       r.dst = c.dst;
       r.func = func_names[c.func];
-      r.callsite = callsites[c.callsite].callsite;
+      r.callsite = call_sites[c.callsite];
       r.service = c.service;
       r.inferred = c.inferred;
       r.run_ns = c.run_ns;
@@ -450,7 +464,7 @@ struct IpiAnalysis::State {
 
   void queue_call(const TraceEvent& ev, std::uint32_t target, std::uint64_t csd_addr) {
     CpuState& st = cpu(ev.cpu);
-    const std::uint32_t cs = intern_callsite(ev.callsite, ev.callback);
+    const std::uint32_t cs = intern_call_site(ev.callsite);
     if (!st.batch.empty() && (st.batch_callsite != cs || ev.ts_ns > st.batch_first_ts + kBatchGapNs))
       close_batch(ev.cpu, nullptr, std::nullopt);
     const std::uint32_t slot = new_call();
@@ -586,6 +600,8 @@ void IpiAnalysis::on_event(const TraceEvent& ev) {
   if (ev.ts_ns > S.last_ts || S.events_with_ts == 0) S.last_ts = ev.ts_ns;
   ++S.events_with_ts;
   State::CpuState& st = S.cpu(ev.cpu);
+  // A queue batch with nothing that served it for over 1 ms got no IPI of its own.
+  if (!st.batch.empty() && ev.ts_ns > st.batch_first_ts + kBatchGapNs) S.close_batch(ev.cpu, nullptr, std::nullopt);
   switch (ev.type) {
     case EventType::IpiSendCpu:
     case EventType::IpiSendCpumask: {
@@ -658,6 +674,8 @@ void IpiAnalysis::finish(const ReadInfo& info, const std::string& place, bool re
   State& S = *s_;
   for (std::size_t c = 0; c < S.cpu_states.size(); ++c) {
     auto& st = S.cpu_states[c];
+    if (!st.batch.empty() && S.last_ts > st.batch_first_ts + kBatchGapNs)
+      S.close_batch(static_cast<std::uint32_t>(c), nullptr, std::nullopt);
     S.pend_batch(static_cast<std::uint32_t>(c));
     for (auto& g : st.pending) {
       while (!g.empty()) {
@@ -685,7 +703,8 @@ void IpiAnalysis::finish(const ReadInfo& info, const std::string& place, bool re
       S.event_counts[S.type_names[t]] += n;
     }
   }
-  for (const auto& [name, id] : S.func_index) S.csd_funcs[name] = std::move(S.funcs[id]);
+  for (const auto& [name, id] : S.func_index)
+    if (S.funcs[id].queued || S.funcs[id].runs) S.csd_funcs[name] = std::move(S.funcs[id]);
 
   auto absent = [&](std::string_view ev) {
     return std::find(info.absent_in_kernel.begin(), info.absent_in_kernel.end(), ev) != info.absent_in_kernel.end();

@@ -45,7 +45,9 @@
 //     the target's queue was empty, the call is counted polling-idle *inferred* (the only other
 //     reason for no IPI) and a note says so;
 //   - local: csd_function_entry with csd=(nil) on the calling CPU: run locally, never queued;
-//   - pending: the trace ended before the call's batch was closed.
+//   - pending: the trace ended within 1 ms of the call, before its batch was closed.
+//   A batch is closed by the CPU's next call-function ipi_send_* or sched_wake_idle_without_ipi, by a
+//   call queued from another callsite, or after 1 ms without either.
 //   None of these is an unmatched send. queue-to-run latency = csd_queue_cpu -> csd_function_entry
 //   of the same csd (v6.5+; v6.4 has no csd events).
 //
