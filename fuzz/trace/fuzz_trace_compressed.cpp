@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using ipilab::trace::Compression;
   Compression c = ipilab::trace::detect_compression(bytes);
   if (c == Compression::None) {
-    static const char* const kMagic[] = {"\x1f\x8b", "\x28\xb5\x2f\xfd", "\xfd" "7zXZ"};
+    static const char* const kMagic[] = {"\x1f\x8b", "\x28\xb5\x2f\xfd", "\xfd\x37\x7a\x58\x5a"};
     const int pick = size ? data[0] % 3 : 0;
     bytes = std::string(kMagic[pick], pick == 2 ? 6 : (pick == 1 ? 4 : 2)) + bytes;
     c = ipilab::trace::detect_compression(bytes);
