@@ -108,9 +108,9 @@ the text of 'trace-cmd report -t' instead. Written all-or-nothing.
 Needs root (or tracefs access); exits 3 when tracefs is unavailable.
 
 Examples:
-  sudo ipilab trace record -o ipis.dat --duration 5
-  sudo ipilab trace record -o ipis.dat -- stress-ng --pipe 2 -t 3
-  ipilab trace ipis.dat; trace-cmd report ipis.dat | head)";
+  sudo ipilab trace record -o trace.dat --duration 5
+  sudo ipilab trace record -o trace.dat -- stress-ng --pipe 2 -t 3
+  ipilab trace trace.dat      # also: trace-cmd report trace.dat, or open it in KernelShark)";
 
 void run_trace(const TraceArgs& args) {
   // Check every option before the (possibly long) analysis.
