@@ -123,6 +123,8 @@ void run_gnuplot(const fs::path& script, const fs::path& err_file) {
 
 }  // namespace
 
+void run_gnuplot_script(const fs::path& script, const fs::path& err_file) { run_gnuplot(script, err_file); }
+
 void check_plot_path(const fs::path& requested) {
   const std::string ext = requested.extension().string();
   if (ext != ".svg" && ext != ".png")

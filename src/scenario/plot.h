@@ -46,6 +46,10 @@ struct RenderedPlot {
   std::filesystem::path temp;
   std::filesystem::path final;
 };
+/// Runs gnuplot on a script file (stdout discarded, stderr to `err_file`); std::runtime_error with
+/// gnuplot's message when it fails, UnavailableError without gnuplot. For other plotters (sweep).
+void run_gnuplot_script(const std::filesystem::path& script, const std::filesystem::path& err_file);
+
 /// Renders every scenario's plot to temporary files (on failure, removes those already made).
 std::vector<RenderedPlot> render_plots(const std::vector<ScenarioResult>& rs, const std::filesystem::path& requested);
 /// Renames the temporary files over their final paths.

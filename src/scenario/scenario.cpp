@@ -86,6 +86,19 @@ void deep_merge(toml::table& base, toml::table&& over) {
   }
 }
 
+void merge_variant_overrides(Variant& v, toml::table&& over) {
+  for (auto& [key, node] : over) {
+    toml::table* t = node.as_table();
+    if (!t) {
+      move_entry(v.doc, key, node);
+      continue;
+    }
+    if (key.str() == "host" && (t->contains("preset") || t->contains("file"))) v.doc.erase("host");
+    if (toml::node* mine = v.doc.get(key.str()); mine && mine->is_table()) deep_merge(*mine->as_table(), std::move(*t));
+    else move_entry(v.doc, key, node);
+  }
+}
+
 fs::path resolve_data_path(const std::string& rel, const fs::path& dir, const std::string& place) {
   if (rel.empty()) throw InputError(place, "empty path");
   std::error_code ec;

@@ -90,6 +90,11 @@ Scenario load_scenario(const std::string& path);
 /// tests.
 void deep_merge(toml::table& base, toml::table&& over);
 
+/// Merges `over` (a root table holding any of host, vm, profile, workload) into variant `v`'s document
+/// by the [[variant]] rules above: deep_merge per table, except that a `host` that sets `preset` or
+/// `file` replaces the base host. For variants made outside the file (sweep points, sweep/base.h).
+void merge_variant_overrides(Variant& v, toml::table&& over);
+
 /// Resolves a relative data path written in a scenario: `dir`/rel, else data_dir()/rel. Absolute
 /// paths are taken as they are. Throws InputError(place, "no such file ... (looked in ...)").
 std::filesystem::path resolve_data_path(const std::string& rel, const std::filesystem::path& dir,
