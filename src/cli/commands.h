@@ -19,6 +19,7 @@ void add_topo_command(CLI::App& root);     // ipilab topo               (cmd_top
 void add_trace_command(CLI::App& root);    // ipilab trace / trace record (cmd_trace.cpp)
 void add_replay_command(CLI::App& root);   // ipilab replay             (cmd_replay.cpp)
 void add_measure_command(CLI::App& root);  // ipilab measure            (cmd_measure.cpp)
+void add_sweep_command(CLI::App& root);    // ipilab sweep SPEC         (cmd_sweep.cpp)
 
 /// Hidden: help-man, help-completion bash|zsh, help-names KIND (cmd_help.cpp). Register last, so
 /// that the man page and completions see every command.

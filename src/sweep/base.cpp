@@ -1,0 +1,171 @@
+#include "sweep/base.h"
+
+#include <algorithm>
+#include <exception>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/file.h"
+#include "scenario/catalog.h"
+#include "scenario/scenario.h"
+
+namespace ipilab::sweep {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shown(const fs::path& p) {
+  std::error_code ec;
+  const fs::path a = fs::weakly_canonical(p, ec);
+  if (ec) return p.string();
+  const fs::path d = fs::weakly_canonical(data_dir(), ec);
+  if (ec) return p.string();
+  const fs::path rel = a.lexically_relative(d);
+  if (!rel.empty() && *rel.begin() != "..") return rel.string();
+  return p.string();
+}
+
+// The dotted key an InputError's place names: its last ": "-separated part.
+std::string error_key(const std::string& place) {
+  const auto pos = place.rfind(": ");
+  return pos == std::string::npos ? std::string() : place.substr(pos + 2);
+}
+
+// The dotted leaf keys a value table sets, as written in scenario messages ("vm.vcpus").
+void leaves(const toml::table& t, const std::string& prefix, std::vector<std::string>& out) {
+  for (const auto& [k, n] : t) {
+    const std::string p = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    if (const auto* sub = n.as_table(); sub && !sub->empty()) leaves(*sub, p, out);
+    else out.push_back(p);
+  }
+}
+
+bool key_covers(const std::string& set, const std::string& err) {
+  if (err.size() < set.size() || err.compare(0, set.size(), set) != 0) return false;
+  return err.size() == set.size() || err[set.size()] == '.' || err[set.size()] == '[';
+}
+
+}  // namespace
+
+Base Base::load(const Spec& spec) {
+  Base b;
+  std::error_code ec;
+  const fs::path beside = fs::path(spec.file).parent_path() / spec.scenario;
+  std::string file;
+  if (fs::path(spec.scenario).is_relative() && fs::is_regular_file(beside, ec)) {
+    file = beside.lexically_normal().string();
+  } else {
+    try {
+      file = scenario::resolve_scenario(spec.scenario);
+    } catch (const InputError& e) {
+      throw InputError(spec.scenario_place, e.what());
+    }
+  }
+  b.file_ = file;
+  b.shown_ = shown(file);
+  b.text_ = read_text_file(file);
+  const scenario::Scenario s = scenario::parse_scenario(b.text_, file);
+  b.name_ = s.name;
+  b.title_ = s.title;
+  b.workload_ = s.workload;
+  b.seed_ = s.seed;
+  b.iterations_ = s.iterations;
+  b.warmup_ = s.warmup;
+  if (spec.variant) {
+    const auto it = std::find_if(s.variants.begin(), s.variants.end(),
+                                 [&](const scenario::Variant& v) { return v.name == *spec.variant; });
+    if (it == s.variants.end()) {
+      std::string names;
+      for (const auto& v : s.variants) names += (names.empty() ? "'" : ", '") + v.name + "'";
+      throw InputError(spec.variant_place, fmt::format("scenario '{}' ({}) has no variant '{}' (variants: {})", s.name,
+                                                       file, *spec.variant, names));
+    }
+    b.variant_index_ = static_cast<std::size_t>(it - s.variants.begin());
+  }
+  b.variant_ = s.variants[b.variant_index_].name;
+  return b;
+}
+
+InputError Base::place_error(const Spec& spec, const Point& p, const InputError& e) const {
+  const std::string key = error_key(e.place());
+  for (std::size_t a = 0; a < spec.axes.size() && !key.empty(); ++a) {
+    const AxisValue& v = spec.axes[a].values[p.value[a]];
+    std::vector<std::string> ks;
+    leaves(v.set, "", ks);
+    for (const auto& k : ks)
+      if (key_covers(k, key))
+        return InputError(v.place, fmt::format("{} = {}: {} [scenario '{}']", key, v.label, e.reason(), name_));
+  }
+  return InputError(spec.scenario_place, e.what());
+}
+
+scenario::PreparedScenario Base::build(const Spec& spec, const Point& p, std::uint64_t iterations, std::uint64_t warmup,
+                                       const scenario::WorkloadLookup& lookup) const {
+  try {
+    scenario::Scenario s = scenario::parse_scenario(text_, file_);
+    scenario::Variant v = std::move(s.variants[variant_index_]);
+    scenario::merge_variant_overrides(v, point_overrides(spec, p));
+    v.name = p.label;
+    v.description.clear();
+    s.variants.clear();
+    s.variants.push_back(std::move(v));
+    s.expect.clear();  // the base scenario's expectations are about its own variants
+    s.warmup = warmup;
+    scenario::RunOverrides ov;
+    ov.seed = p.seed;
+    ov.iterations = iterations ? iterations : iterations_;
+    return scenario::prepare(std::move(s), ov, lookup);
+  } catch (const InputError& e) {
+    throw place_error(spec, p, e);
+  }
+}
+
+std::string Base::check(const Spec& spec, const Point& p, const scenario::WorkloadLookup& lookup) const {
+  try {
+    const scenario::PreparedScenario ps = build(spec, p, 1, 0, lookup);
+    try {
+      (void)scenario::run(ps);
+    } catch (const InputError& e) {
+      // run() names the variant; place it like a build error.
+      throw place_error(spec, p, e);
+    }
+  } catch (const InputError& e) {
+    return e.what();  // the point's label is the caller's to add (a skip reason is shared by many points)
+  } catch (const std::exception&) {
+    // Not a spec error: the real run reports it as a failed point.
+  }
+  return {};
+}
+
+PointResult Base::run_point(const Spec& spec, const Point& p, std::uint64_t iterations,
+                            const scenario::WorkloadLookup& lookup) const {
+  PointResult out;
+  try {
+    const scenario::PreparedScenario ps = build(spec, p, iterations, warmup_, lookup);
+    const scenario::ScenarioResult sr = scenario::run(ps);
+    const scenario::VariantResult& vr = sr.variants.at(0);
+    for (const auto& m : vr.result.metrics) out.metrics.push_back({m.name, m.unit, m.description, m.summary});
+    out.counters = vr.result.counters;
+    out.settings = vr.result.settings;
+    out.notes = vr.result.notes;
+    out.events = vr.result.events;
+    out.host = vr.host_label;
+    out.vm = vr.vm_label;
+    out.profile = vr.profile_label;
+    out.status = PointResult::Status::Ok;
+  } catch (const std::exception& e) {
+    out = PointResult{};
+    out.status = PointResult::Status::Failed;
+    out.error = e.what();
+  } catch (...) {
+    out = PointResult{};
+    out.status = PointResult::Status::Failed;
+    out.error = "unknown exception";
+  }
+  return out;
+}
+
+}  // namespace ipilab::sweep

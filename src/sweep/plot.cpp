@@ -1,0 +1,365 @@
+#include "sweep/plot.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/file.h"
+#include "scenario/report.h"
+
+namespace ipilab::sweep {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                    "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
+
+std::string gp_quote(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "''";
+    else if (c == '\n') out += ' ';
+    else out += c;
+  }
+  return out + "'";
+}
+
+std::string dq_body(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c == '\n' ? ' ' : c;
+  }
+  return out;
+}
+
+std::string safe_name(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return s;
+}
+
+std::string axis_label(const Axis& a) { return a.unit.empty() ? a.name : fmt::format("{} ({})", a.name, a.unit); }
+
+std::string value_label(const SweepRun& r, const std::string& what) {
+  std::string metric = "main metric", unit;
+  for (const auto& res : r.results)
+    if (res.status == PointResult::Status::Ok && !res.metrics.empty()) {
+      metric = res.metrics.front().name;
+      unit = res.metrics.front().unit;
+      break;
+    }
+  if (what == "change_pct") return fmt::format("{} mean: change vs baseline (%)", metric);
+  if (what.rfind("counter.", 0) == 0) return fmt::format("counter {} (per run)", what.substr(8));
+  return fmt::format("{} {} ({})", metric, what, unit);
+}
+
+// The value index each axis is held at (x and second get SIZE_MAX: drawn).
+std::vector<std::size_t> fixed_values(const SweepRun& r, const PlotSpec& p) {
+  const Spec& s = *r.spec;
+  std::vector<std::size_t> fix(s.axes.size(), 0);
+  for (std::size_t a = 0; a < s.axes.size(); ++a) {
+    if (p.value == "change_pct")
+      for (const auto& [ba, bv] : s.baseline)
+        if (ba == a && s.axes[a].values.size() > 1) fix[a] = bv == 0 ? 1 : 0;
+  }
+  for (const auto& [a, v] : p.where) fix[a] = v;
+  fix[p.x] = SIZE_MAX;
+  if (p.second) fix[*p.second] = SIZE_MAX;
+  return fix;
+}
+
+std::size_t point_at(const Spec& s, const std::vector<std::size_t>& v) {
+  std::size_t i = 0;
+  for (std::size_t a = 0; a < s.axes.size(); ++a) i = i * s.axes[a].values.size() + v[a];
+  return i;
+}
+
+std::string fixed_text(const Spec& s, const std::vector<std::size_t>& fix) {
+  std::string t;
+  for (std::size_t a = 0; a < s.axes.size(); ++a)
+    if (fix[a] != SIZE_MAX && s.axes[a].values.size() > 1)
+      t += fmt::format("{}{}={}", t.empty() ? "" : ", ", s.axes[a].name, s.axes[a].values[fix[a]].label);
+  return t;
+}
+
+std::string number(std::optional<double> v) { return v ? fmt::format("{:.9g}", *v) : "NaN"; }
+
+std::string header(const SweepRun& r, const PlotSpec& p, const std::string& image_file, bool png,
+                   const std::vector<std::size_t>& fix, int width, int height) {
+  const Spec& s = *r.spec;
+  std::string h;
+  if (png) h += fmt::format("set terminal pngcairo size {},{} enhanced font 'sans,11' background rgb 'white'\n", width, height);
+  else h += fmt::format("set terminal svg size {},{} enhanced font 'sans,11' background rgb 'white'\n", width, height);
+  h += fmt::format("set output {}\n", gp_quote(image_file));
+  const std::string title = p.title.empty() ? fmt::format("{}: {}", s.name, s.title) : p.title;
+  const std::string fixed = fixed_text(s, fix);
+  std::string sub = fmt::format("{} iterations per point, {}", r.iterations,
+                                s.per_point_seeds ? "per-point seeds" : fmt::format("seed {}", r.seed));
+  if (!fixed.empty()) sub = fixed + "; " + sub;
+  h += fmt::format("set title \"{}\\n{{/*0.85 {}}}\" noenhanced\n", dq_body(title), dq_body(sub));
+  return h;
+}
+
+std::string categorical_tics(const char* which, const Axis& a) {
+  std::string t = fmt::format("set {} (", which);
+  for (std::size_t j = 0; j < a.values.size(); ++j)
+    t += fmt::format("{}{} {}", j ? ", " : "", gp_quote(a.values[j].label), j);
+  return t + ")\n";
+}
+
+SweepPlotScript line_script(const SweepRun& r, const PlotSpec& p, const std::string& data_file, const std::string& image_file,
+                            bool png) {
+  const Spec& s = *r.spec;
+  const Axis& xa = s.axes[p.x];
+  const std::vector<std::size_t> fix = fixed_values(r, p);
+  const bool numeric = xa.numeric();
+  const std::size_t nlines = p.second ? s.axes[*p.second].values.size() : 1;
+  SweepPlotScript ps;
+  bool any = false;
+  for (std::size_t l = 0; l < nlines; ++l) {
+    std::vector<std::size_t> v = fix;
+    if (p.second) v[*p.second] = l;
+    ps.data += fmt::format("# {}\n", p.second ? s.axes[*p.second].values[l].label : "all");
+    for (std::size_t j = 0; j < xa.values.size(); ++j) {
+      v[p.x] = j;
+      const auto y = r.value(point_at(s, v), p.value);
+      any = any || y.has_value();
+      ps.data += fmt::format("{} {}\n", numeric ? fmt::format("{:.9g}", *xa.values[j].number) : fmt::format("{}", j), number(y));
+    }
+    ps.data += "\n\n";
+  }
+  ps.empty = !any;
+  std::string sc = header(r, p, image_file, png, fix, 1000, 620);
+  sc += fmt::format("set xlabel {} noenhanced\n", gp_quote(axis_label(xa)));
+  sc += fmt::format("set ylabel {} noenhanced\n", gp_quote(value_label(r, p.value)));
+  sc += "set grid\nset key outside right top noenhanced\nset datafile missing 'NaN'\n";
+  if (numeric) {
+    double lo = *xa.values.front().number, hi = lo;
+    for (const auto& v : xa.values) {
+      lo = std::min(lo, *v.number);
+      hi = std::max(hi, *v.number);
+    }
+    if (p.log_x) {
+      sc += "set logscale x 2\n";
+      sc += fmt::format("set xrange [{:.9g}:{:.9g}]\n", lo / 1.15, hi * 1.15);
+    } else {
+      const double pad = hi > lo ? (hi - lo) * 0.04 : std::max(std::fabs(hi) * 0.05, 1.0);
+      sc += fmt::format("set xrange [{:.9g}:{:.9g}]\n", lo - pad, hi + pad);
+    }
+    if (xa.values.size() <= 16) {
+      std::string t = "set xtics (";
+      for (std::size_t j = 0; j < xa.values.size(); ++j)
+        t += fmt::format("{}{} {:.9g}", j ? ", " : "", gp_quote(xa.values[j].label), *xa.values[j].number);
+      sc += t + ")\n";
+    }
+  } else {
+    sc += fmt::format("set xrange [-0.3:{}]\n", static_cast<double>(xa.values.size()) - 0.7);
+    sc += categorical_tics("xtics", xa);
+    if (xa.values.size() > 6) sc += "set xtics rotate by -30\n";
+  }
+  if (p.value == "change_pct") sc += "set xzeroaxis lt -1 lw 1\n";
+  sc += "plot ";
+  for (std::size_t l = 0; l < nlines; ++l) {
+    if (l) sc += ", \\\n     ";
+    const std::string t = p.second ? fmt::format("{}={}", s.axes[*p.second].name, s.axes[*p.second].values[l].label)
+                                   : value_label(r, p.value);
+    sc += fmt::format("{} index {} using 1:2 with linespoints lw 2 pt {} ps 0.9 lc rgb '{}' dt {} title {}", gp_quote(data_file),
+                      l, 5 + static_cast<int>(l % 4) * 2, kColours[l % 10], l / 10 % 5 + 1, gp_quote(t));
+  }
+  sc += "\n";
+  ps.script = std::move(sc);
+  return ps;
+}
+
+SweepPlotScript heatmap_script(const SweepRun& r, const PlotSpec& p, const std::string& data_file,
+                               const std::string& image_file, bool png) {
+  const Spec& s = *r.spec;
+  const Axis& xa = s.axes[p.x];
+  const Axis& ya = s.axes[*p.second];
+  const std::vector<std::size_t> fix = fixed_values(r, p);
+  std::vector<std::vector<std::optional<double>>> z(ya.values.size(), std::vector<std::optional<double>>(xa.values.size()));
+  std::vector<std::vector<std::string>> why(ya.values.size(), std::vector<std::string>(xa.values.size()));
+  double lo = INFINITY, hi = -INFINITY;
+  for (std::size_t yj = 0; yj < ya.values.size(); ++yj)
+    for (std::size_t xj = 0; xj < xa.values.size(); ++xj) {
+      std::vector<std::size_t> v = fix;
+      v[p.x] = xj;
+      v[*p.second] = yj;
+      const std::size_t i = point_at(s, v);
+      z[yj][xj] = r.value(i, p.value);
+      if (z[yj][xj]) {
+        lo = std::min(lo, *z[yj][xj]);
+        hi = std::max(hi, *z[yj][xj]);
+      } else {
+        why[yj][xj] = status_name(r.results[i].status);
+        if (r.results[i].status == PointResult::Status::Ok) why[yj][xj] = "n/a";
+      }
+    }
+  SweepPlotScript ps;
+  ps.empty = !std::isfinite(lo);
+  const bool diverging = p.value == "change_pct";
+  if (diverging) {
+    const double m = std::max({std::fabs(lo), std::fabs(hi), 1e-9});
+    lo = -m;
+    hi = m;
+  } else if (std::isfinite(lo) && hi <= lo) {
+    const double pad = std::max(std::fabs(lo) * 0.01, 1e-9);
+    lo -= pad;
+    hi += pad;
+  }
+  // Block 0: the image grid (x fastest, a blank line after each row); 1 and 2: cell texts for
+  // light and dark cells; 3: the reason of cells without a value.
+  std::string img, light, dark, empty;
+  for (std::size_t yj = 0; yj < ya.values.size(); ++yj) {
+    for (std::size_t xj = 0; xj < xa.values.size(); ++xj) {
+      const auto& v = z[yj][xj];
+      img += fmt::format("{} {} {}\n", xj, yj, number(v));
+      if (!v) {
+        empty += fmt::format("{} {} \"{}\"\n", xj, yj, why[yj][xj]);
+        continue;
+      }
+      const double t = hi > lo ? (*v - lo) / (hi - lo) : 0.5;
+      const bool is_dark = diverging ? std::fabs(t - 0.5) > 0.35 : t > 0.6;
+      const std::string text = diverging ? fmt::format("{:+.1f}%", *v) : scenario::format_number(*v);
+      (is_dark ? dark : light) += fmt::format("{} {} \"{}\"\n", xj, yj, text);
+    }
+    img += "\n";
+  }
+  // gnuplot cannot plot an empty block: a placeholder outside the ranges keeps the indexes stable.
+  const std::string none = "-10 -10 \"\"\n";
+  ps.data = img + "\n\n" + (light.empty() ? none : light) + "\n\n" + (dark.empty() ? none : dark) + "\n\n" +
+            (empty.empty() ? none : empty) + "\n";
+  const int w = std::clamp(260 + 90 * static_cast<int>(xa.values.size()), 700, 1600);
+  const int h = std::clamp(200 + 46 * static_cast<int>(ya.values.size()), 450, 1200);
+  std::string sc = header(r, p, image_file, png, fix, w, h);
+  sc += fmt::format("set xlabel {} noenhanced\n", gp_quote(axis_label(xa)));
+  sc += fmt::format("set ylabel {} noenhanced\n", gp_quote(axis_label(ya)));
+  sc += fmt::format("set cblabel {} noenhanced\n", gp_quote(value_label(r, p.value)));
+  sc += fmt::format("set xrange [-0.5:{}]\nset yrange [-0.5:{}]\n", static_cast<double>(xa.values.size()) - 0.5,
+                    static_cast<double>(ya.values.size()) - 0.5);
+  sc += categorical_tics("xtics", xa) + categorical_tics("ytics", ya);
+  if (xa.values.size() > 8) sc += "set xtics rotate by -30\n";
+  sc += "set tics scale 0\nunset key\nset datafile missing 'NaN'\n";
+  if (std::isfinite(lo)) sc += fmt::format("set cbrange [{:.9g}:{:.9g}]\n", lo, hi);
+  if (diverging)
+    sc += "set palette defined (0 '#2166ac', 0.5 '#f7f7f7', 1 '#b2182b')\n";
+  else
+    sc += "set palette defined (0 '#fff5eb', 0.35 '#fdae6b', 0.7 '#e6550d', 1 '#7f2704')\n";
+  const std::string font = xa.values.size() > 10 ? "sans,8" : "sans,10";
+  sc += fmt::format("plot {0} index 0 using 1:2:3 with image, \\\n"
+                    "     {0} index 1 using 1:2:3 with labels font '{1}' tc rgb 'black', \\\n"
+                    "     {0} index 2 using 1:2:3 with labels font '{1}' tc rgb 'white', \\\n"
+                    "     {0} index 3 using 1:2:3 with labels font 'sans,8' tc rgb '#888888'\n",
+                    gp_quote(data_file), font);
+  ps.script = std::move(sc);
+  return ps;
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string templ = (fs::temp_directory_path() / "ipilab-sweep-plot-XXXXXX").string();
+    if (!::mkdtemp(templ.data())) throw std::runtime_error(fmt::format("cannot create a temporary folder: {}", std::strerror(errno)));
+    path = templ;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+fs::path temp_beside(const fs::path& final) {
+  std::string templ = final.string() + ".tmp-XXXXXX";
+  const int fd = ::mkstemp(templ.data());
+  if (fd < 0) throw InputError("--plot", fmt::format("cannot write beside {}: {}", final.string(), std::strerror(errno)));
+  ::close(fd);
+  return templ;
+}
+
+}  // namespace
+
+std::vector<PlotSpec> default_plots(const Spec& s) {
+  std::vector<std::size_t> multi;
+  for (std::size_t a = 0; a < s.axes.size(); ++a)
+    if (s.axes[a].values.size() > 1) multi.push_back(a);
+  std::vector<PlotSpec> out;
+  if (multi.empty()) multi.push_back(0);
+  PlotSpec line;
+  line.kind = PlotSpec::Kind::Line;
+  line.x = multi[0];
+  if (multi.size() > 1 && s.axes[multi[1]].values.size() <= 12) line.second = multi[1];
+  line.name = "line";
+  out.push_back(line);
+  if (multi.size() > 1) {
+    PlotSpec hm;
+    hm.kind = PlotSpec::Kind::Heatmap;
+    hm.x = multi[0];
+    hm.second = multi[1];
+    hm.name = "heatmap";
+    out.push_back(hm);
+  }
+  return out;
+}
+
+std::vector<fs::path> plot_files(const std::vector<PlotSpec>& plots, const fs::path& requested) {
+  if (plots.size() <= 1) return {requested};
+  std::vector<fs::path> out;
+  for (const auto& p : plots) {
+    fs::path f = requested;
+    f.replace_filename(fmt::format("{}-{}{}", requested.stem().string(), safe_name(p.name), requested.extension().string()));
+    out.push_back(f);
+  }
+  return out;
+}
+
+SweepPlotScript plot_script(const SweepRun& r, const PlotSpec& p, const std::string& data_file, const std::string& image_file,
+                            bool png) {
+  if (p.kind == PlotSpec::Kind::Heatmap) return heatmap_script(r, p, data_file, image_file, png);
+  return line_script(r, p, data_file, image_file, png);
+}
+
+std::vector<scenario::RenderedPlot> render_plots(const SweepRun& r, const std::vector<PlotSpec>& plots, const fs::path& requested,
+                                                 std::vector<std::string>& notes) {
+  scenario::check_plot_path(requested);
+  scenario::require_gnuplot();
+  const bool png = requested.extension() == ".png";
+  const auto files = plot_files(plots, requested);
+  std::vector<scenario::RenderedPlot> done;
+  try {
+    TempDir tmp;
+    for (std::size_t i = 0; i < plots.size(); ++i) {
+      const fs::path data = tmp.path / fmt::format("data-{}.txt", i);
+      const fs::path script = tmp.path / fmt::format("plot-{}.gp", i);
+      const SweepPlotScript probe = plot_script(r, plots[i], data.string(), "", png);
+      if (probe.empty) {
+        notes.push_back(fmt::format("plot '{}' not drawn: no point it shows has a value", plots[i].name));
+        continue;
+      }
+      scenario::RenderedPlot rp{temp_beside(files[i]), files[i]};
+      done.push_back(rp);
+      const SweepPlotScript ps = plot_script(r, plots[i], data.string(), rp.temp.string(), png);
+      write_file_atomically(data, ps.data);
+      write_file_atomically(script, ps.script);
+      scenario::run_gnuplot_script(script, tmp.path / "gnuplot.err");
+    }
+  } catch (...) {
+    scenario::discard_plots(done);
+    throw;
+  }
+  return done;
+}
+
+}  // namespace ipilab::sweep
