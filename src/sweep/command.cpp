@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <ostream>
 
@@ -44,6 +47,23 @@ void check_output_folder(const std::string& path, const char* flag) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw InputError(flag, fmt::format("folder '{}' does not exist", dir.string()));
   if (fs::is_directory(p, ec)) throw InputError(flag, fmt::format("'{}' is a folder", path));
+}
+
+// Writes an output file atomically (common/file.h) — unless it names a device or a pipe (/dev/null,
+// /dev/stdout, a FIFO): those are written straight through, never replaced by a renamed file.
+void write_output(const std::string& path, const std::string& content, const char* flag) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!ec && fs::exists(st) && !fs::is_regular_file(st)) {
+    if (!fs::is_character_file(st) && !fs::is_fifo(st))
+      throw InputError(flag, fmt::format("'{}' exists and is not a regular file, a device or a pipe", path));
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) throw InputError(flag, fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+    const bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size();
+    if (std::fclose(f) != 0 || !ok) throw InputError(flag, fmt::format("cannot write '{}'", path));
+    return;
+  }
+  write_file_atomically(path, content);
 }
 
 // Errors found on the root only (output targets) travel to the other ranks as "<status> <message>".
@@ -234,8 +254,8 @@ int sweep_command(const SweepOptions& opts, std::ostream& out, std::ostream& err
   std::vector<scenario::RenderedPlot> rendered;
   if (!opts.plot.empty()) rendered = render_plots(run, plots, opts.plot, notes);
   try {
-    if (!opts.csv.empty() && opts.csv != "-") write_file_atomically(opts.csv, to_csv(run));
-    if (!opts.json.empty() && opts.json != "-") write_file_atomically(opts.json, to_json(run).dump(2) + "\n");
+    if (!opts.csv.empty() && opts.csv != "-") write_output(opts.csv, to_csv(run), "--csv");
+    if (!opts.json.empty() && opts.json != "-") write_output(opts.json, to_json(run).dump(2) + "\n", "--json");
     scenario::commit_plots(rendered);
   } catch (...) {
     scenario::discard_plots(rendered);
