@@ -14,6 +14,7 @@
 #include "common/file.h"
 #include "cost/catalog.h"
 #include "scenario/catalog.h"
+#include "sweep/command.h"
 #include "topology/presets.h"
 #include "workload/mechanism.h"
 #include "workload/workload.h"
@@ -31,6 +32,7 @@ constexpr const char* kListHelp = R"(Lists what ipilab ships. With no flag, ever
   --mechanisms the IPI delivery mechanisms (workload.mechanism = "NAME"), with their parameters
                (also [workload] keys) and the cost keys each reads
   --profiles   cost profiles shipped in the data folder (profiles/*.toml), with their host and clock
+  --sweeps     built-in sweeps (scenarios/sweeps/*.toml: run with 'ipilab sweep NAME')
   --data       the data folder (scenarios, profiles, example traces) and every place looked at for it:
                beside the binary (../share/ipilab), then $IPILAB_DATA, then the source tree
   --data-dir   only the data folder's path, for scripts
@@ -56,7 +58,8 @@ void add_list_command(CLI::App& root) {
   auto* cmd = root.add_subcommand("list", "List built-in scenarios, profiles, host presets, cost keys, workloads and the data folder");
   cmd->footer(kListHelp);
   struct Opts {
-    bool presets = false, costs = false, scenarios = false, workloads = false, mechanisms = false, json = false;
+    bool presets = false, costs = false, scenarios = false, workloads = false, mechanisms = false, sweeps = false;
+    bool json = false;
     bool profiles = false, data = false, data_dir = false;
   };
   auto opts = std::make_shared<Opts>();
@@ -66,6 +69,7 @@ void add_list_command(CLI::App& root) {
   cmd->add_flag("--workloads", opts->workloads, "Workloads and their parameters");
   cmd->add_flag("--mechanisms", opts->mechanisms, "IPI delivery mechanisms, their parameters and cost keys");
   cmd->add_flag("--profiles", opts->profiles, "Cost profiles");
+  cmd->add_flag("--sweeps", opts->sweeps, "Built-in sweeps (ipilab sweep NAME)");
   cmd->add_flag("--data", opts->data, "The data folder and where it looked");
   cmd->add_flag("--data-dir", opts->data_dir, "Print only the data folder's path");
   cmd->add_flag("--json", opts->json, "Print JSON");
@@ -75,7 +79,7 @@ void add_list_command(CLI::App& root) {
       return;
     }
     const bool all = !opts->presets && !opts->costs && !opts->scenarios && !opts->workloads && !opts->mechanisms &&
-                     !opts->profiles && !opts->data;
+                     !opts->profiles && !opts->data && !opts->sweeps;
     nlohmann::json j = nlohmann::json::object();
     std::string text;
     if (all || opts->data) list_data_section(j, text);
@@ -152,6 +156,19 @@ void add_list_command(CLI::App& root) {
         text += fmt::format("{} {:<26} {}\n", s.in_default ? "*" : " ", s.name, s.error.empty() ? s.title : "(invalid) " + s.error);
         if (s.error.empty())
           text += fmt::format("  {:<26} workload {}{}{}\n", "", s.workload, s.reproduces.empty() ? "" : "; reproduces: ", s.reproduces);
+      }
+    }
+    if (all || opts->sweeps) {
+      auto& arr = j["sweeps"] = nlohmann::json::array();
+      if (!text.empty()) text += "\n";
+      text += "Built-in sweeps (ipilab sweep NAME):\n";
+      const auto list = sweep::list_builtin_sweeps();
+      if (list.empty()) text += "  (none)\n";
+      for (const auto& s : list) {
+        arr.push_back({{"name", s.name}, {"title", s.title}, {"description", s.description}, {"scenario", s.scenario},
+                       {"points", s.points}, {"error", s.error}});
+        text += fmt::format("  {:<26} {}\n", s.name, s.error.empty() ? s.title : "(invalid) " + s.error);
+        if (s.error.empty()) text += fmt::format("  {:<26} base scenario {}; {} points\n", "", s.scenario, s.points);
       }
     }
     if (opts->json) std::fputs((j.dump(2) + "\n").c_str(), stdout);

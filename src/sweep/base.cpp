@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "common/file.h"
@@ -16,17 +17,6 @@ namespace ipilab::sweep {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string shown(const fs::path& p) {
-  std::error_code ec;
-  const fs::path a = fs::weakly_canonical(p, ec);
-  if (ec) return p.string();
-  const fs::path d = fs::weakly_canonical(data_dir(), ec);
-  if (ec) return p.string();
-  const fs::path rel = a.lexically_relative(d);
-  if (!rel.empty() && *rel.begin() != "..") return rel.string();
-  return p.string();
-}
 
 // The dotted key an InputError's place names: its last ": "-separated part.
 std::string error_key(const std::string& place) {
@@ -53,7 +43,7 @@ bool key_covers(const std::string& set, const std::string& err) {
 Base Base::load(const Spec& spec) {
   Base b;
   std::error_code ec;
-  const fs::path beside = fs::path(spec.file).parent_path() / spec.scenario;
+  const fs::path beside = spec.dir / spec.scenario;
   std::string file;
   if (fs::path(spec.scenario).is_relative() && fs::is_regular_file(beside, ec)) {
     file = beside.lexically_normal().string();
@@ -65,9 +55,9 @@ Base Base::load(const Spec& spec) {
     }
   }
   b.file_ = file;
-  b.shown_ = shown(file);
+  b.shown_ = display_path(file);
   b.text_ = read_text_file(file);
-  const scenario::Scenario s = scenario::parse_scenario(b.text_, file);
+  const scenario::Scenario s = b.parse();
   b.name_ = s.name;
   b.title_ = s.title;
   b.workload_ = s.workload;
@@ -89,6 +79,13 @@ Base Base::load(const Spec& spec) {
   return b;
 }
 
+scenario::Scenario Base::parse() const {
+  // Messages name the scenario by its display path; relative paths inside it resolve from its folder.
+  scenario::Scenario s = scenario::parse_scenario(text_, shown_);
+  s.dir = fs::path(file_).parent_path();
+  return s;
+}
+
 InputError Base::place_error(const Spec& spec, const Point& p, const InputError& e) const {
   const std::string key = error_key(e.place());
   for (std::size_t a = 0; a < spec.axes.size() && !key.empty(); ++a) {
@@ -96,8 +93,14 @@ InputError Base::place_error(const Spec& spec, const Point& p, const InputError&
     std::vector<std::string> ks;
     leaves(v.set, "", ks);
     for (const auto& k : ks)
-      if (key_covers(k, key))
-        return InputError(v.place, fmt::format("{} = {}: {} [scenario '{}']", key, v.label, e.reason(), name_));
+      if (key_covers(k, key)) {
+        const bool compound = spec.axes[a].key.empty();
+        const std::string what = compound ? fmt::format("value '{}' sets {}", v.label, key)
+                                          : fmt::format("{} = {}{}", spec.axes[a].key, v.canonical,
+                                                        v.canonical == nlohmann::json(v.label).dump() || v.canonical == v.label
+                                                            ? "" : fmt::format(" ('{}')", v.label));
+        return InputError(v.place, fmt::format("{}: {} [scenario '{}']", what, e.reason(), name_));
+      }
   }
   return InputError(spec.scenario_place, e.what());
 }
@@ -105,7 +108,7 @@ InputError Base::place_error(const Spec& spec, const Point& p, const InputError&
 scenario::PreparedScenario Base::build(const Spec& spec, const Point& p, std::uint64_t iterations, std::uint64_t warmup,
                                        const scenario::WorkloadLookup& lookup) const {
   try {
-    scenario::Scenario s = scenario::parse_scenario(text_, file_);
+    scenario::Scenario s = parse();
     scenario::Variant v = std::move(s.variants[variant_index_]);
     scenario::merge_variant_overrides(v, point_overrides(spec, p));
     v.name = p.label;

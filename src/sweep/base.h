@@ -62,6 +62,7 @@ class Base {
   InputError place_error(const Spec& spec, const Point& p, const InputError& e) const;
 
  private:
+  scenario::Scenario parse() const;
   std::string file_, shown_, text_;
   std::string name_, title_, workload_, variant_;
   std::size_t variant_index_ = 0;

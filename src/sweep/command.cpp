@@ -30,17 +30,6 @@ namespace {
 
 fs::path sweeps_dir() { return data_dir() / "scenarios" / "sweeps"; }
 
-std::string shown_path(const fs::path& p) {
-  std::error_code ec;
-  const fs::path a = fs::weakly_canonical(p, ec);
-  if (ec) return p.string();
-  const fs::path d = fs::weakly_canonical(data_dir(), ec);
-  if (ec) return p.string();
-  const fs::path rel = a.lexically_relative(d);
-  if (!rel.empty() && *rel.begin() != "..") return rel.string();
-  return p.string();
-}
-
 void check_output_folder(const std::string& path, const char* flag) {
   const fs::path p(path);
   const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
@@ -231,7 +220,7 @@ int sweep_command(const SweepOptions& opts, std::ostream& out, std::ostream& err
   // 4. Output (root only).
   SweepRun run;
   run.spec = &spec;
-  run.spec_shown = shown_path(file);
+  run.spec_shown = spec.file;
   run.scenario_name = base.name();
   run.scenario_file = base.shown_file();
   run.workload = base.workload();

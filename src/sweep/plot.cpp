@@ -49,7 +49,9 @@ std::string safe_name(std::string s) {
   return s;
 }
 
-std::string axis_label(const Axis& a) { return a.unit.empty() ? a.name : fmt::format("{} ({})", a.name, a.unit); }
+std::string axis_label(const Axis& a) {
+  return a.unit.empty() || a.unit == a.name ? a.name : fmt::format("{} ({})", a.name, a.unit);
+}
 
 std::string value_label(const SweepRun& r, const std::string& what) {
   std::string metric = "main metric", unit;
@@ -59,7 +61,13 @@ std::string value_label(const SweepRun& r, const std::string& what) {
       unit = res.metrics.front().unit;
       break;
     }
-  if (what == "change_pct") return fmt::format("{} mean: change vs baseline (%)", metric);
+  if (what == "change_pct") {
+    std::string base;
+    for (const auto& [a, v] : r.spec->baseline)
+      base += fmt::format("{}{}={}", base.empty() ? "" : ", ", r.spec->axes[a].name, r.spec->axes[a].values[v].label);
+    if (r.spec->baseline.empty() && !r.points.empty()) base = "point 0";
+    return fmt::format("{} mean: change vs {} (%)", metric, base);
+  }
   if (what.rfind("counter.", 0) == 0) return fmt::format("counter {} (per run)", what.substr(8));
   return fmt::format("{} {} ({})", metric, what, unit);
 }
@@ -107,7 +115,7 @@ std::string header(const SweepRun& r, const PlotSpec& p, const std::string& imag
   std::string sub = fmt::format("{} iterations per point, {}", r.iterations,
                                 s.per_point_seeds ? "per-point seeds" : fmt::format("seed {}", r.seed));
   if (!fixed.empty()) sub = fixed + "; " + sub;
-  h += fmt::format("set title \"{}\\n{{/*0.85 {}}}\" noenhanced\n", dq_body(title), dq_body(sub));
+  h += fmt::format("set title \"{}\\n{}\" noenhanced\n", dq_body(title), dq_body(sub));
   return h;
 }
 
@@ -123,7 +131,7 @@ SweepPlotScript line_script(const SweepRun& r, const PlotSpec& p, const std::str
   const Spec& s = *r.spec;
   const Axis& xa = s.axes[p.x];
   const std::vector<std::size_t> fix = fixed_values(r, p);
-  const bool numeric = xa.numeric();
+  const bool numeric = p.x_scale != PlotSpec::Scale::Category && xa.numeric();
   const std::size_t nlines = p.second ? s.axes[*p.second].values.size() : 1;
   SweepPlotScript ps;
   bool any = false;
@@ -143,14 +151,14 @@ SweepPlotScript line_script(const SweepRun& r, const PlotSpec& p, const std::str
   std::string sc = header(r, p, image_file, png, fix, 1000, 620);
   sc += fmt::format("set xlabel {} noenhanced\n", gp_quote(axis_label(xa)));
   sc += fmt::format("set ylabel {} noenhanced\n", gp_quote(value_label(r, p.value)));
-  sc += "set grid\nset key outside right top noenhanced\nset datafile missing 'NaN'\n";
+  sc += "set grid\nset key below noenhanced\nset datafile missing 'NaN'\n";
   if (numeric) {
     double lo = *xa.values.front().number, hi = lo;
     for (const auto& v : xa.values) {
       lo = std::min(lo, *v.number);
       hi = std::max(hi, *v.number);
     }
-    if (p.log_x) {
+    if (p.x_scale == PlotSpec::Scale::Log) {
       sc += "set logscale x 2\n";
       sc += fmt::format("set xrange [{:.9g}:{:.9g}]\n", lo / 1.15, hi * 1.15);
     } else {
@@ -175,7 +183,7 @@ SweepPlotScript line_script(const SweepRun& r, const PlotSpec& p, const std::str
     const std::string t = p.second ? fmt::format("{}={}", s.axes[*p.second].name, s.axes[*p.second].values[l].label)
                                    : value_label(r, p.value);
     sc += fmt::format("{} index {} using 1:2 with linespoints lw 2 pt {} ps 0.9 lc rgb '{}' dt {} title {}", gp_quote(data_file),
-                      l, 5 + static_cast<int>(l % 4) * 2, kColours[l % 10], l / 10 % 5 + 1, gp_quote(t));
+                      l, 5 + static_cast<int>(l % 4) * 2, kColours[l % 10], l % 4 + 1, gp_quote(t));
   }
   sc += "\n";
   ps.script = std::move(sc);
@@ -231,7 +239,7 @@ SweepPlotScript heatmap_script(const SweepRun& r, const PlotSpec& p, const std::
       }
       const double t = hi > lo ? (*v - lo) / (hi - lo) : 0.5;
       const bool is_dark = diverging ? std::fabs(t - 0.5) > 0.35 : t > 0.6;
-      const std::string text = diverging ? fmt::format("{:+.1f}%", *v) : scenario::format_number(*v);
+      const std::string text = !diverging ? scenario::format_number(*v) : std::fabs(*v) < 0.05 ? "0.0%" : fmt::format("{:+.1f}%", *v);
       (is_dark ? dark : light) += fmt::format("{} {} \"{}\"\n", xj, yj, text);
     }
     img += "\n";
@@ -240,7 +248,7 @@ SweepPlotScript heatmap_script(const SweepRun& r, const PlotSpec& p, const std::
   const std::string none = "-10 -10 \"\"\n";
   ps.data = img + "\n\n" + (light.empty() ? none : light) + "\n\n" + (dark.empty() ? none : dark) + "\n\n" +
             (empty.empty() ? none : empty) + "\n";
-  const int w = std::clamp(260 + 90 * static_cast<int>(xa.values.size()), 700, 1600);
+  const int w = std::clamp(260 + 90 * static_cast<int>(xa.values.size()), 900, 1600);
   const int h = std::clamp(200 + 46 * static_cast<int>(ya.values.size()), 450, 1200);
   std::string sc = header(r, p, image_file, png, fix, w, h);
   sc += fmt::format("set xlabel {} noenhanced\n", gp_quote(axis_label(xa)));

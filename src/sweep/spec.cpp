@@ -367,7 +367,7 @@ PlotSpec read_plot(const toml::node& pn, const std::vector<Axis>& axes, const st
   p.value = r.opt_string("value").value_or("mean");
   const toml::table* where = r.opt_table("where");
   p.title = r.opt_string("title").value_or("");
-  p.log_x = r.opt_bool("log_x").value_or(false);
+  const auto scale = r.opt_string("x_scale");
   r.finish();
   if (kind == "line") p.kind = PlotSpec::Kind::Line;
   else if (kind == "heatmap") p.kind = PlotSpec::Kind::Heatmap;
@@ -385,11 +385,22 @@ PlotSpec read_plot(const toml::node& pn, const std::vector<Axis>& axes, const st
   if (p.value != "mean" && p.value != "p50" && p.value != "p99" && p.value != "change_pct" &&
       !(p.value.rfind("counter.", 0) == 0 && p.value.size() > 8))
     r.fail("value", fmt::format("'{}' is not mean, p50, p99, change_pct or counter.NAME", p.value));
-  if (p.log_x) {
+  p.x_scale = axes[p.x].numeric() ? PlotSpec::Scale::Linear : PlotSpec::Scale::Category;
+  if (scale) {
     const Axis& ax = axes[p.x];
-    bool ok = ax.numeric();
-    for (const auto& v : ax.values) ok = ok && v.number && *v.number > 0;
-    if (!ok) r.fail("log_x", fmt::format("axis '{}' needs numbers > 0 for a logarithmic x", ax.name));
+    if (*scale == "category") {
+      p.x_scale = PlotSpec::Scale::Category;
+    } else if (*scale == "linear" || *scale == "log") {
+      bool ok = ax.numeric();
+      if (*scale == "log")
+        for (const auto& v : ax.values) ok = ok && v.number && *v.number > 0;
+      if (!ok)
+        r.fail("x_scale", fmt::format("axis '{}' needs {} for a {} x scale (or x_scale = \"category\")", ax.name,
+                                      *scale == "log" ? "numbers > 0" : "numbers", *scale));
+      p.x_scale = *scale == "log" ? PlotSpec::Scale::Log : PlotSpec::Scale::Linear;
+    } else {
+      r.fail("x_scale", fmt::format("'{}' is not linear, log or category", *scale));
+    }
   }
   if (where) {
     p.where = read_selection(*where, axes, file, path + ".where");
@@ -501,6 +512,7 @@ std::string canonical(const toml::node& n) {
 Spec parse_spec(std::string_view text, const std::string& file) {
   Spec s;
   s.file = file;
+  s.dir = fs::path(file).parent_path();
   const toml::table root = toml_read::parse(text, file);
   TableReader r(root, file, "");
   const toml::table* sw = r.opt_table("sweep");
@@ -573,7 +585,20 @@ Spec parse_spec(std::string_view text, const std::string& file) {
 Spec load_spec(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw InputError(path, "no such sweep spec file");
-  return parse_spec(read_text_file(path), path);
+  Spec s = parse_spec(read_text_file(path), display_path(path));
+  s.dir = fs::path(path).parent_path();
+  return s;
+}
+
+std::string display_path(const fs::path& p) {
+  std::error_code ec;
+  const fs::path a = fs::weakly_canonical(p, ec);
+  if (ec) return p.string();
+  const fs::path d = fs::weakly_canonical(data_dir(), ec);
+  if (ec) return p.string();
+  const fs::path rel = a.lexically_relative(d);
+  if (!rel.empty() && *rel.begin() != ".." && p.is_absolute()) return rel.string();
+  return p.string();
 }
 
 }  // namespace ipilab::sweep

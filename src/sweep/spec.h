@@ -46,7 +46,9 @@
 //   value = "mean"                   # mean | p50 | p99 | change_pct | counter.NAME (default mean)
 //   where = { vcpus = 4 }            # the other axes' values (default: the baseline point's)
 //   title = "..."                    # optional
-//   log_x = false                    # optional: logarithmic x (numeric axes only)
+//   x_scale = "linear"               # optional: linear | log (numeric axes: placed by value) or
+//                                    #   category (evenly spaced in axis order; default for an axis
+//                                    #   whose values are not all numbers)
 //
 // A value given in baseline, skip or where matches an axis value by its label or by the value
 // written in the axis (numbers compare as numbers: 4 == 4.0 == "4").
@@ -60,6 +62,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -113,12 +116,13 @@ struct PlotSpec {
   std::string value = "mean";         ///< mean | p50 | p99 | change_pct | counter.NAME
   std::vector<std::pair<std::size_t, std::size_t>> where;  ///< axis -> value index
   std::string title;
-  bool log_x = false;
+  enum class Scale { Linear, Log, Category } x_scale = Scale::Linear;
   std::string place;
 };
 
 struct Spec {
-  std::string file;               ///< as given (messages; base folder for a relative scenario)
+  std::string file;               ///< as shown in messages and outputs (display_path of the file)
+  std::filesystem::path dir;      ///< the folder holding the file (a relative scenario is looked up there)
   std::string name, title, description;
   std::string scenario;           ///< as written
   std::string scenario_place;
@@ -136,10 +140,15 @@ struct Spec {
   std::size_t point_count() const;
 };
 
-/// Parses sweep spec text (`file` names it in messages). No file system access.
+/// Parses sweep spec text (`file` names it in messages; dir = its folder). No file system access.
 Spec parse_spec(std::string_view text, const std::string& file);
-/// Reads and parses a spec file (InputError(path, "no such sweep spec file") if missing).
+/// Reads and parses a spec file (InputError(path, "no such sweep spec file") if missing); messages
+/// name it by display_path(path), so outputs do not depend on where the data folder lies.
 Spec load_spec(const std::string& path);
+
+/// A path as shown in messages and outputs: relative to the data folder (common/file.h) when the
+/// file lies inside it ("scenarios/sweeps/x.toml"), else as given.
+std::string display_path(const std::filesystem::path& p);
 
 /// Splits a dotted key into its parts; parts may be quoted ("..." or '...') to hold dots.
 /// Throws InputError(place, reason) for an empty part or an unterminated quote.
