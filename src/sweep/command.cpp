@@ -122,6 +122,10 @@ int sweep_command(const SweepOptions& opts, std::ostream& out, std::ostream& err
   const std::string file = resolve_spec(opts.spec);
   const Spec spec = load_spec(file);
   const Base base = Base::load(spec);
+  // Resolve the workload once here, before any worker thread: an unknown name fails early, and the
+  // registry's one-time initialisation happens before the threads start (valgrind's helgrind/drd do
+  // not see the ordering the C++ runtime gives function-local statics, and reported it as a race).
+  (void)lookup(base.workload(), spec.scenario_place);
   const std::uint64_t seed = opts.seed ? *opts.seed : spec.seed ? *spec.seed : base.seed();
   const std::uint64_t iterations = opts.iterations ? *opts.iterations : spec.iterations ? *spec.iterations : base.iterations();
   std::vector<Point> points = expand(spec, seed);

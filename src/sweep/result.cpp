@@ -1,6 +1,7 @@
 #include "sweep/result.h"
 
 #include <cmath>
+#include <mutex>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +9,12 @@
 namespace ipilab::sweep {
 
 namespace {
+// nlohmann::json's serializer and parser call localeconv(), which glibc implements by filling one
+// static struct on every call (POSIX: not thread-safe; valgrind's drd reports the race when workers
+// serialise results at once). The wire form is made and read under this lock; it costs microseconds
+// against milliseconds per point.
+std::mutex g_localeconv_mu;
+
 // JSON has no NaN or infinity: they travel as null and come back as NaN.
 nlohmann::json num(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 double num(const nlohmann::json& j) { return j.is_null() ? std::nan("") : j.get<double>(); }
@@ -37,12 +44,17 @@ std::string to_wire(const PointResult& r) {
   j["n"] = r.notes;
   j["ev"] = r.events;
   j["h"] = {r.host, r.vm, r.profile};
+  std::lock_guard<std::mutex> lock(g_localeconv_mu);
   return j.dump();
 }
 
 PointResult from_wire(const std::string& text) {
   try {
-    const nlohmann::json j = nlohmann::json::parse(text);
+    nlohmann::json j;
+    {
+      std::lock_guard<std::mutex> lock(g_localeconv_mu);
+      j = nlohmann::json::parse(text);
+    }
     PointResult r;
     const int s = j.at("s").get<int>();
     if (s < 0 || s > 3) throw std::runtime_error("bad status");
