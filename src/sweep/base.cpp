@@ -88,6 +88,9 @@ scenario::Scenario Base::parse() const {
 
 InputError Base::place_error(const Spec& spec, const Point& p, const InputError& e) const {
   const std::string key = error_key(e.place());
+  // The scenario layer names the variant (here: the point) at the end; the sweep names the point itself.
+  std::string reason = e.reason();
+  if (const auto at = reason.rfind(" [scenario '"); at != std::string::npos && reason.back() == ']') reason.erase(at);
   for (std::size_t a = 0; a < spec.axes.size() && !key.empty(); ++a) {
     const AxisValue& v = spec.axes[a].values[p.value[a]];
     std::vector<std::string> ks;
@@ -99,10 +102,10 @@ InputError Base::place_error(const Spec& spec, const Point& p, const InputError&
                                           : fmt::format("{} = {}{}", spec.axes[a].key, v.canonical,
                                                         v.canonical == nlohmann::json(v.label).dump() || v.canonical == v.label
                                                             ? "" : fmt::format(" ('{}')", v.label));
-        return InputError(v.place, fmt::format("{}: {} [scenario '{}']", what, e.reason(), name_));
+        return InputError(v.place, fmt::format("{}: {} [scenario '{}']", what, reason, name_));
       }
   }
-  return InputError(spec.scenario_place, e.what());
+  return InputError(spec.scenario_place, e.place().empty() ? reason : e.place() + ": " + reason);
 }
 
 scenario::PreparedScenario Base::build(const Spec& spec, const Point& p, std::uint64_t iterations, std::uint64_t warmup,
