@@ -101,6 +101,9 @@ std::string fixed_text(const Spec& s, const std::vector<std::size_t>& fix) {
   return t;
 }
 
+// A point without a value is NaN, which gnuplot reads as undefined: a gap in a line, a blank heat-map
+// cell. (Not `set datafile missing 'NaN'`: with it gnuplot 5.4 drops those entries from `with image`
+// and misplaces the cells after them.)
 std::string number(std::optional<double> v) { return v ? fmt::format("{:.9g}", *v) : "NaN"; }
 
 std::string header(const SweepRun& r, const PlotSpec& p, const std::string& image_file, bool png,
@@ -151,7 +154,7 @@ SweepPlotScript line_script(const SweepRun& r, const PlotSpec& p, const std::str
   std::string sc = header(r, p, image_file, png, fix, 1000, 620);
   sc += fmt::format("set xlabel {} noenhanced\n", gp_quote(axis_label(xa)));
   sc += fmt::format("set ylabel {} noenhanced\n", gp_quote(value_label(r, p.value)));
-  sc += "set grid\nset key below noenhanced\nset datafile missing 'NaN'\n";
+  sc += "set grid\nset key below noenhanced\n";
   if (numeric) {
     double lo = *xa.values.front().number, hi = lo;
     for (const auto& v : xa.values) {
@@ -258,7 +261,7 @@ SweepPlotScript heatmap_script(const SweepRun& r, const PlotSpec& p, const std::
                     static_cast<double>(ya.values.size()) - 0.5);
   sc += categorical_tics("xtics", xa) + categorical_tics("ytics", ya);
   if (xa.values.size() > 8) sc += "set xtics rotate by -30\n";
-  sc += "set tics scale 0\nunset key\nset datafile missing 'NaN'\n";
+  sc += "set tics scale 0\nunset key\n";
   if (std::isfinite(lo)) sc += fmt::format("set cbrange [{:.9g}:{:.9g}]\n", lo, hi);
   if (diverging)
     sc += "set palette defined (0 '#2166ac', 0.5 '#f7f7f7', 1 '#b2182b')\n";
