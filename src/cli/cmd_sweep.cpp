@@ -37,7 +37,7 @@ rank 0 hands out points as ranks ask for them, gathers the results and alone wri
 Examples:
   ipilab sweep its-local-gain                          # a built-in sweep, table on stdout
   ipilab sweep hyperv-send-path -j 2 --csv hv.csv --json hv.json --plot hv.svg
-  ipilab sweep my-sweep.toml --iterations 200 --list-points
+  ipilab sweep its-local-gain --iterations 200 --list-points
   ipilab sweep its-local-gain --csv - | column -s, -t
 
 Output contract (CSV columns, JSON keys): docs/sweep.md. Exit status 2 on bad input, 1 when a point
