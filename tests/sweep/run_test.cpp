@@ -130,8 +130,9 @@ TEST(SweepRun, SmallSweepGivesTheModelsValuesAndIdenticalOutputsForAnyWorkerCoun
             point_seed(1, "host.preset = \"kunpeng920-2s\"\nvm.pin = \"socket:0\"\nworkload.find_4_1_its = \"pre-seed\"\n"));
 
   const std::string head = one.csv.substr(0, one.csv.find('\n'));
-  EXPECT_EQ(head, "point,sockets,placement,its,status,metric,unit,mean,p50,p99,change_pct,baseline,hypercalls,its_local,"
-                  "its_remote,lost,misdelivered,native_fallbacks,sends,sgir_writes,vm_exits,events,seed,error");
+  EXPECT_EQ(head, "point,sockets,placement,its,status,metric,unit,mean,p50,p99,change_pct,baseline,coalesced,deliveries,"
+                  "hypercalls,ipis_delivered,its_local,its_remote,lost,misdelivered,native_fallbacks,polling_skips,sends,"
+                  "sgir_writes,vm_exits,events,seed,error");
   EXPECT_THAT(one.csv, HasSubstr("\n4,2,socket:3,pre-seed,skipped,,,,,,,4,,,,,,,,,,,"));
   EXPECT_THAT(one.out, HasSubstr("2 points: a 2-socket host has no socket 3"));
 }
