@@ -13,6 +13,8 @@ std::string read_text_file(const std::filesystem::path& path);
 
 /// Writes `content` to `path` atomically: a temporary file in the same folder, fsync'd, then renamed
 /// over `path`. On any failure nothing is left at `path` (an older file there stays as it was).
+/// A `path` that is a character device or a pipe (/dev/null, /dev/stdout, a FIFO) is written
+/// straight through instead, never replaced; a folder or any other special file is an InputError.
 /// Throws InputError(path, reason) when the folder does not exist or is not writable.
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
 
