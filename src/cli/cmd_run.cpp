@@ -59,7 +59,10 @@ void add_run_command(CLI::App& root) {
                                         "several scenarios get their name appended")
       ->type_name("FILE.svg|.png");
   cmd->add_flag("--check", opts->check, "Exit 1 if a variant misses the scenario's expected values ([scenario.expect])");
-  cmd->add_flag("--no-breakdown", *no_breakdown, "Omit the per-variant breakdown of where the time goes");
+  cmd->add_flag("--details,-v", opts->details,
+                "After the table: settings, other metrics, counters, throughput, resources, where the time goes "
+                "and the checks, per variant");
+  cmd->add_flag("--no-breakdown", *no_breakdown, "With --details: omit where the time goes");
   cmd->add_flag("--progress", *progress, "Print one line per variant with its wall time on stderr (default: when a terminal)");
   cmd->callback([=] {
     scenario::CommandOptions o = *opts;

@@ -70,6 +70,7 @@ void run_command(const CommandOptions& opts, std::ostream& out, std::ostream& er
   } else {
     TextOptions topt;
     topt.breakdown = opts.breakdown;
+    topt.details = opts.details;
     for (std::size_t i = 0; i < results.size(); ++i) {
       if (i) out << "\n";
       out << format_text(results[i], topt);

@@ -30,7 +30,8 @@ struct CommandOptions {
   std::string json{};                      ///< "" = none, "-" = stdout instead of the tables
   std::string plot{};                      ///< "" = none, else FILE.svg|.png
   bool check = false;
-  bool breakdown = true;
+  bool breakdown = true;                   ///< within --details: where the time goes
+  bool details = false;                    ///< --details / -v: the per-variant sections too
   bool progress = false;                   ///< one line per variant on `err`, with wall time
 };
 

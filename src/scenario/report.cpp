@@ -1,3 +1,6 @@
+// The terminal report of a scenario: the summary (header, side-by-side table, what is the same in
+// every variant, notes, checks, costs, a hint) and, with --details, the sections of
+// report_details.cpp between the table and the footer.
 #include "scenario/report.h"
 
 #include <algorithm>
@@ -6,15 +9,33 @@
 
 #include <fmt/format.h>
 
+#include "scenario/report_format.h"
+
 namespace ipilab::scenario {
 
 namespace {
 
-using ojson = nlohmann::ordered_json;
+using report::column_format;
+using report::format_count;
+using report::format_fixed;
+using report::NumberFormat;
 
-// The counters every workload reports, in the order the table shows them.
-const std::vector<std::string> kMainCounters = {"sends", "hypercalls", "native_fallbacks", "misdelivered", "lost"};
-constexpr std::size_t kMaxCounterColumn = 16;
+// The counters the table may show, in column order. lost and misdelivered are shown whenever they
+// are non-zero (they say a model lost or misrouted an interrupt); the others only when they differ
+// between variants (a value every variant shares is listed once below the table).
+const std::vector<std::string> kKeyCounters = {"sends",     "hypercalls", "native_fallbacks", "icr_writes",
+                                               "sgir_writes", "its_remote", "kicks",          "vm_exits",
+                                               "coalesced", "polling_skips", "misdelivered",  "lost"};
+// Which counter columns give way first when the table is wider than TextOptions::max_width.
+const std::vector<std::string> kDropFirst = {"sends",       "vm_exits",   "coalesced",  "kicks",     "polling_skips",
+                                             "its_remote",  "sgir_writes", "icr_writes", "native_fallbacks", "hypercalls"};
+
+std::uint64_t counter(const VariantResult& v, const std::string& name) {
+  const auto it = v.result.counters.find(name);
+  return it == v.result.counters.end() ? 0 : it->second;
+}
+
+const workload::Metric& main_metric(const VariantResult& v) { return v.result.metrics.front(); }
 
 // Every {key, source} object inside any "costs" array of a provenance document.
 void collect_costs(const nlohmann::json& j, std::set<std::string>& keys, std::set<std::string>& sources) {
@@ -35,148 +56,144 @@ void collect_costs(const nlohmann::json& j, std::set<std::string>& keys, std::se
   }
 }
 
-std::vector<std::string> counter_columns(const ScenarioResult& r, std::vector<std::string>* long_ones) {
-  std::set<std::string> nonzero;
-  for (const auto& v : r.variants)
-    for (const auto& [k, n] : v.result.counters)
-      if (n != 0) nonzero.insert(k);
-  std::vector<std::string> cols;
-  for (const auto& c : kMainCounters)
-    if (nonzero.count(c)) cols.push_back(c);
-  for (const auto& c : nonzero) {
-    if (std::find(kMainCounters.begin(), kMainCounters.end(), c) != kMainCounters.end()) continue;
-    if (c.size() <= kMaxCounterColumn) cols.push_back(c);
-    else if (long_ones) long_ones->push_back(c);
-  }
-  return cols;
-}
+struct CounterChoice {
+  std::vector<std::string> columns;   // in kKeyCounters order
+  std::vector<std::string> constant;  // non-zero and the same in every variant
+};
 
-const CheckOutcome* first_check(const ScenarioResult& r, const std::string& variant, bool* all_pass) {
-  const CheckOutcome* first = nullptr;
-  *all_pass = true;
-  for (const auto& c : r.checks) {
-    if (c.expect.variant != variant) continue;
-    if (!first) first = &c;
-    *all_pass = *all_pass && c.pass;
-  }
-  return first;
-}
-
-// Word-wraps `text` to lines of at most kWidth columns: the first line starts with `first` (already
-// counted), continuation lines with `indent`. Long words are not split.
-constexpr std::size_t kWidth = 110;
-std::string wrap(const std::string& first, const std::string& text, const std::string& indent) {
-  auto cols = [](const std::string& s) {
-    std::size_t n = 0;
-    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-    return n;
-  };
-  std::string out = first, line;
-  std::size_t used = cols(first);
-  std::size_t pos = 0;
-  bool first_word = true;
-  while (pos < text.size()) {
-    std::size_t end = text.find(' ', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string word = text.substr(pos, end - pos);
-    pos = end + 1;
-    if (word.empty()) continue;
-    if (!first_word && used + 1 + cols(word) > kWidth) {
-      out += "\n" + indent;
-      used = cols(indent);
-    } else if (!first_word || !out.empty()) {
-      out += ' ';
-      ++used;
+CounterChoice choose_counters(const ScenarioResult& r) {
+  CounterChoice c;
+  for (const auto& name : kKeyCounters) {
+    std::set<std::uint64_t> values;
+    bool any = false;
+    for (const auto& v : r.variants) {
+      values.insert(counter(v, name));
+      any = any || counter(v, name) != 0;
     }
-    out += word;
-    used += cols(word);
-    first_word = false;
+    if (!any) continue;
+    const bool alarm = name == "lost" || name == "misdelivered";
+    if (!alarm && r.variants.size() >= 2 && values.size() == 1) c.constant.push_back(name);
+    else c.columns.push_back(name);
   }
-  return out + "\n";
+  return c;
 }
 
-std::string format_tolerance(double t) { return fmt::format("±{:g}%", t * 100); }
-
-// A plain text table: columns in `left` left-aligned, the others right-aligned.
-std::string render_table(const std::vector<std::vector<std::string>>& rows, const std::set<std::size_t>& left,
-                         const std::string& indent) {
-  std::vector<std::size_t> w;
-  auto width = [](const std::string& s) {
-    std::size_t n = 0;  // UTF-8 code points (✓, ✗, — are one column each)
-    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-    return n;
-  };
-  for (const auto& row : rows) {
-    if (w.size() < row.size()) w.resize(row.size(), 0);
-    for (std::size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], width(row[i]));
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line = indent;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      const std::string pad(w[i] - width(row[i]), ' ');
-      if (i > 0) line += "  ";
-      if (left.count(i)) line += row[i] + pad;
-      else line += pad + row[i];
+// The check cell of one variant: its pass mark and the expected values ("✓ 8,043 ±2%",
+// "✓ send_cost 12,650 ±3%" for another metric than the table's); a miss adds the model's value when
+// the row does not show it, and how far off it is ("✗ send_cost 12,650 ±3% (model 13,400) (off +5.9%)").
+std::string check_cell(const ScenarioResult& r, const VariantResult& v, const NumberFormat& main_fmt,
+                       const std::vector<std::string>& counter_columns) {
+  std::vector<const CheckOutcome*> cs;
+  for (const auto& c : r.checks)
+    if (c.expect.variant == v.name) cs.push_back(&c);
+  if (cs.empty()) return "";
+  bool all = true;
+  std::string parts;
+  const std::string& main = main_metric(v).name;
+  for (const CheckOutcome* c : cs) {
+    all = all && c->pass;
+    const bool on_main = !c->counter && c->expect.key == main;
+    std::string txt;
+    bool shown = on_main;  // the actual value is in the row already
+    if (on_main) {
+      txt = (c->expect.stat == "mean" ? "" : c->expect.stat + " ") + format_fixed(c->expect.value, main_fmt);
+    } else {
+      const double both[] = {c->expect.value, c->actual};
+      const NumberFormat f = c->counter ? NumberFormat{0} : column_format(both);
+      txt = c->expect.key + (c->counter || c->expect.stat == "mean" ? "" : " " + c->expect.stat) + " " +
+            format_fixed(c->expect.value, f);
+      shown = c->counter && std::find(counter_columns.begin(), counter_columns.end(), c->expect.key) != counter_columns.end();
+      if (c->expect.tolerance > 0) txt += " " + report::format_tolerance(c->expect.tolerance);
+      // A miss shows the model's value when the row does not (a pass lies within the tolerance).
+      if (!c->pass && !shown) txt += fmt::format(" (model {})", format_fixed(c->actual, f));
     }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
+    if (on_main && c->expect.tolerance > 0) txt += " " + report::format_tolerance(c->expect.tolerance);
+    if (!c->pass && c->expect.value != 0) txt += fmt::format(" (off {})", report::format_percent(change_pct(c->actual, c->expect.value)));
+    parts += (parts.empty() ? "" : "; ") + txt;
   }
+  return std::string(all ? "✓ " : "✗ ") + parts;
+}
+
+// The summary table; `with_checks` false leaves the check column out (to measure the rest).
+report::Table summary_table(const ScenarioResult& r, const std::vector<std::string>& counters, bool with_checks = true) {
+  const bool has_checks = with_checks && !r.checks.empty();
+  std::vector<std::string> head = {"variant", "mean", "p50", "p99", "vs first"};
+  for (const auto& c : counters) head.push_back(c);
+  std::set<std::size_t> left = {0};
+  if (has_checks) {
+    left.insert(head.size());
+    head.push_back("check");
+  }
+  report::Table t(head, left);
+  std::vector<double> figures;
+  for (const auto& v : r.variants) {
+    const auto& s = main_metric(v).summary;
+    if (s.count == 0) continue;
+    figures.insert(figures.end(), {s.mean, s.p50, s.p99});
+  }
+  const NumberFormat f = column_format(figures);
+  const auto& first = main_metric(r.variants.front()).summary;
+  for (std::size_t i = 0; i < r.variants.size(); ++i) {
+    const VariantResult& v = r.variants[i];
+    const auto& s = main_metric(v).summary;
+    std::vector<std::string> row = {v.name};
+    if (s.count == 0) {  // e.g. every IPI lost: no sample, no figure (never a 0)
+      row.insert(row.end(), {"—", "—", "—", "—"});
+    } else {
+      row.insert(row.end(), {format_fixed(s.mean, f), format_fixed(s.p50, f), format_fixed(s.p99, f),
+                             i == 0 || first.count == 0 ? "—" : report::format_percent(change_pct(s.mean, first.mean))});
+    }
+    for (const auto& c : counters) row.push_back(format_count(counter(v, c)));
+    if (has_checks) row.push_back(check_cell(r, v, f, counters));
+    t.add(std::move(row));
+  }
+  return t;
+}
+
+std::string header(const ScenarioResult& r) {
+  std::string out = fmt::format("== {}: {} ==\n", r.name, r.title);
+  if (!r.description.empty()) out += report::wrap("  ", r.description, "  ");
+  if (!r.variants.empty()) {
+    const VariantResult& first = r.variants.front();
+    auto line = [&](const char* label, std::string VariantResult::*field) {
+      const bool differs = std::any_of(r.variants.begin(), r.variants.end(),
+                                       [&](const VariantResult& v) { return v.*field != first.*field; });
+      out += report::wrap(fmt::format("  {:<11}", label),
+                          first.*field + (differs ? " (first variant; others differ)" : ""),
+                          std::string(14, ' '));
+    };
+    line("host", &VariantResult::host_label);
+    line("VM", &VariantResult::vm_label);
+    line("profile", &VariantResult::profile_label);
+  }
+  out += fmt::format("  {:<11} {} workload, seed {}, {} iterations per variant after {} warm-up\n", "run", r.workload,
+                     r.seed, format_count(r.iterations), format_count(r.warmup));
+  out += report::wrap(fmt::format("  {:<11}", "reproduces"),
+                      r.reproduces.empty() ? "(the scenario names no published figure)" : r.reproduces, std::string(14, ' '));
   return out;
 }
 
-
-// Throughput and the resources, one row per kind: how many, mean and highest utilisation, mean wait
-// (over every arrival) and the worst p99 wait.
-std::string format_resources(const workload::RunResult& r, const std::string& ind) {
-  if (r.resources.empty()) return {};
+std::string footer(const ScenarioResult& r, const TextOptions& opt) {
   std::string out;
-  const auto& t = r.throughput;
-  if (t.window_ns > 0)
-    out += fmt::format("{}{:<9} {} IPIs/s delivered, {} calls/s completed, over {} us of simulated time\n", ind, "rate",
-                       format_number(t.ipis_per_second), format_number(t.calls_per_second), format_number(t.window_ns / 1000));
-  std::vector<std::vector<std::string>> rows;
-  rows.push_back({"resource kind", "count", "util mean", "util max", "busiest", "wait mean", "wait p99 (worst)"});
-  std::vector<std::string> kinds;
-  for (const auto& x : r.resources)
-    if (std::find(kinds.begin(), kinds.end(), x.kind) == kinds.end()) kinds.push_back(x.kind);
-  for (const auto& k : kinds) {
-    std::size_t n = 0;
-    double usum = 0, wsum = 0, p99 = 0;
-    std::uint64_t arrivals = 0;
-    const workload::ResourceReport* busiest = nullptr;
-    for (const auto& x : r.resources) {
-      if (x.kind != k) continue;
-      ++n;
-      usum += x.utilisation;
-      wsum += x.wait_mean * static_cast<double>(x.arrivals);
-      arrivals += x.arrivals;
-      p99 = std::max(p99, x.wait_p99);
-      if (!busiest || x.utilisation > busiest->utilisation) busiest = &x;
-    }
-    rows.push_back({k, std::to_string(n), fmt::format("{:.3f}", usum / static_cast<double>(n)),
-                    fmt::format("{:.3f}", busiest->utilisation), busiest->name,
-                    format_number(arrivals ? wsum / static_cast<double>(arrivals) : 0) + " ns", format_number(p99) + " ns"});
+  if (!r.checks.empty()) {
+    std::size_t passed = 0;
+    for (const auto& c : r.checks) passed += c.pass;
+    out += fmt::format("  checks: {} of {} expectations hold{}\n", passed, r.checks.size(),
+                       passed == r.checks.size() ? "" : " (--check makes this exit 1)");
   }
-  out += render_table(rows, {0, 4}, ind + std::string(10, ' '));
+  std::set<std::string> keys, sources, files;
+  for (const auto& v : r.variants) {
+    collect_costs(v.result.provenance, keys, sources);
+    files.insert(v.profile_file);
+  }
+  std::string file_list;
+  for (const auto& f : files) file_list += (file_list.empty() ? "" : ", ") + f;
+  out += fmt::format("  costs: {} used from {}, {} distinct source{}\n", keys.size(), file_list, sources.size(),
+                     sources.size() == 1 ? "" : "s");
+  out += opt.details ? "  --json FILE: all of it, with every cost's value and source\n"
+                     : "  --details (-v): settings, other metrics, counters, throughput, resources, where the time goes; "
+                       "--json FILE: all of it\n";
   return out;
-}
-
-ojson metric_json(const workload::Metric& m) {
-  const sim::Summary& s = m.summary;
-  ojson j;
-  j["mean"] = s.mean;
-  j["p50"] = s.p50;
-  j["p90"] = s.p90;
-  j["p99"] = s.p99;
-  j["p999"] = s.p999;
-  j["min"] = s.min;
-  j["max"] = s.max;
-  j["stddev"] = s.stddev;
-  j["count"] = s.count;
-  j["unit"] = m.unit;
-  j["description"] = m.description;
-  return j;
 }
 
 }  // namespace
@@ -194,215 +211,51 @@ std::string format_number(double v) {
 }
 
 std::string format_text(const ScenarioResult& r, const TextOptions& opt) {
-  std::string out;
-  const VariantResult* first = r.variants.empty() ? nullptr : &r.variants.front();
-  out += fmt::format("== {}: {} ==\n", r.name, r.title);
-  if (!r.description.empty()) out += fmt::format("  {}\n", r.description);
-  out += fmt::format("  {:<11} {}\n", "workload", r.workload);
-  if (first) {
-    out += fmt::format("  {:<11} {}\n", "host", first->host_label);
-    out += fmt::format("  {:<11} {}\n", "profile", first->profile_label);
-    out += fmt::format("  {:<11} {}\n", "VM", first->vm_label);
-  }
-  out += fmt::format("  {:<11} seed {}, {} iterations per variant after {} warm-up\n", "run", r.seed, r.iterations, r.warmup);
-  if (!r.reproduces.empty()) out += fmt::format("  {:<11} {}\n", "reproduces", r.reproduces);
-  if (!first) return out;
+  std::string out = header(r);
+  if (r.variants.empty()) return out;
 
-  const workload::Metric& main0 = first->result.metrics.front();
-  out += "\n" + wrap(fmt::format("  {} ({}){}", main0.name, main0.unit, main0.description.empty() ? "" : ":"),
-                     main0.description, "    ");
-
-  std::vector<std::string> long_counters;
-  const auto cols = counter_columns(r, &long_counters);
-  const bool has_checks = !r.checks.empty();
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> head = {"variant", "mean", "p50", "p99", "unit", "vs first"};
-  for (const auto& c : cols) head.push_back(c);
-  if (has_checks) head.push_back("check");
-  rows.push_back(head);
-  for (std::size_t i = 0; i < r.variants.size(); ++i) {
-    const auto& v = r.variants[i];
-    const workload::Metric& m = v.result.metrics.front();
-    std::vector<std::string> row = {v.name, format_number(m.summary.mean), format_number(m.summary.p50),
-                                    format_number(m.summary.p99), m.unit};
-    if (m.summary.count == 0) {  // e.g. every IPI lost: no sample, no figure
-      row[1] = row[2] = row[3] = "—";
-      row.push_back("—");
-    } else {
-      row.push_back(i == 0 || main0.summary.count == 0 ? "—"
-                                                       : fmt::format("{:+.1f}%", change_pct(m.summary.mean, main0.summary.mean)));
-    }
-    for (const auto& c : cols) {
-      auto it = v.result.counters.find(c);
-      row.push_back(fmt::format("{}", it == v.result.counters.end() ? 0 : it->second));
-    }
-    if (has_checks) {
-      bool all = true;
-      row.push_back(first_check(r, v.name, &all) ? (all ? "✓" : "✗") : "");
-    }
-    rows.push_back(std::move(row));
+  const workload::Metric& main0 = main_metric(r.variants.front());
+  out += "\n" + report::wrap(fmt::format("  {} ({}){}", main0.name, main0.unit, main0.description.empty() ? "" : ":"),
+                             main0.description, "    ");
+  CounterChoice cc = choose_counters(r);
+  std::vector<std::string> dropped;
+  // The check column comes last and may run past the limit; the other columns fit in it.
+  for (const auto& d : kDropFirst) {
+    if (summary_table(r, cc.columns, false).width() + 2 <= opt.max_width) break;
+    auto it = std::find(cc.columns.begin(), cc.columns.end(), d);
+    if (it == cc.columns.end()) continue;
+    dropped.push_back(*it);
+    cc.columns.erase(it);
   }
-  std::set<std::size_t> left = {0, 4};
-  if (has_checks) left.insert(head.size() - 1);
-  out += render_table(rows, left, "  ");
-  // Legend of the other metrics, once (the per-variant lines give only their figures).
-  std::vector<std::string> seen;
+  out += summary_table(r, cc.columns).render("  ");
+
+  if (!cc.constant.empty()) {
+    std::string s;
+    for (const auto& c : cc.constant) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", c, format_count(counter(r.variants.front(), c)));
+    out += report::wrap("  in every variant:", s, "    ");
+  }
+  if (!dropped.empty()) {
+    std::string s;
+    for (const auto& c : dropped) s += (s.empty() ? "" : ", ") + c;
+    out += report::wrap("  not shown for width:", s + " (--details lists every counter)", "    ");
+  }
+  std::string empty;
   for (const auto& v : r.variants)
-    for (std::size_t i = 1; i < v.result.metrics.size(); ++i) {
-      const auto& m = v.result.metrics[i];
-      if (std::find(seen.begin(), seen.end(), m.name) != seen.end()) continue;
-      if (seen.empty()) out += "  other metrics, per variant below:\n";
-      seen.push_back(m.name);
-      out += wrap(fmt::format("    {} ({}){}", m.name, m.unit, m.description.empty() ? "" : ":"), m.description, "      ");
+    if (main_metric(v).summary.count == 0) empty += (empty.empty() ? "" : ", ") + v.name;
+  if (!empty.empty()) out += report::wrap("  — no samples:", empty + fmt::format(" (no {} figure; not a 0)", main0.name), "    ");
+  // Every note, once: a note several variants share names them all.
+  std::vector<std::pair<std::string, std::string>> notes;  // (note, variants)
+  for (const auto& v : r.variants)
+    for (const auto& n : v.result.notes) {
+      auto it = std::find_if(notes.begin(), notes.end(), [&](const auto& p) { return p.first == n; });
+      if (it == notes.end()) notes.emplace_back(n, v.name);
+      else it->second += ", " + v.name;
     }
+  for (const auto& [n, who] : notes) out += report::wrap("  note", fmt::format("[{}] {}", who, n), "        ");
 
-  for (const auto& v : r.variants) {
-    out += fmt::format("\n  {}{}{}\n", v.name, v.description.empty() ? "" : ": ", v.description);
-    const std::string ind = "    ";
-    if (!v.result.settings.empty()) {
-      std::string s;
-      // Wrap between settings, not inside one: spaces inside an item are held as \x1f meanwhile.
-      for (const auto& [k, val] : v.result.settings) s += fmt::format("{}{}={}", s.empty() ? "" : ", ", k, val);
-      std::string item_spaces;
-      for (std::size_t i = 0; i < s.size(); ++i) item_spaces += (s[i] == ' ' && (i == 0 || s[i - 1] != ',')) ? '\x1f' : s[i];
-      std::string wrapped = wrap(fmt::format("{}{:<9}", ind, "settings"), item_spaces, ind + std::string(10, ' '));
-      std::replace(wrapped.begin(), wrapped.end(), '\x1f', ' ');
-      out += wrapped;
-    }
-    if (v.host_label != first->host_label) out += fmt::format("{}{:<9} {}\n", ind, "host", v.host_label);
-    if (v.vm_label != first->vm_label) out += fmt::format("{}{:<9} {}\n", ind, "VM", v.vm_label);
-    if (v.profile_label != first->profile_label) out += fmt::format("{}{:<9} {}\n", ind, "profile", v.profile_label);
-    for (std::size_t i = 1; i < v.result.metrics.size(); ++i) {
-      const auto& m = v.result.metrics[i];
-      if (m.summary.count == 0) out += fmt::format("{}{:<9} {}: no samples\n", ind, "metric", m.name);
-      else
-        out += fmt::format("{}{:<9} {}: mean {} p50 {} p99 {} {}\n", ind, "metric", m.name, format_number(m.summary.mean),
-                           format_number(m.summary.p50), format_number(m.summary.p99), m.unit);
-    }
-    std::string longc;
-    for (const auto& c : long_counters)
-      if (auto it = v.result.counters.find(c); it != v.result.counters.end() && it->second != 0)
-        longc += fmt::format("{}{}={}", longc.empty() ? "" : ", ", c, it->second);
-    if (!longc.empty()) out += fmt::format("{}{:<9} {}\n", ind, "counters", longc);
-    out += format_resources(v.result, ind);
-    if (opt.breakdown && !v.result.breakdown.empty()) {
-      std::vector<workload::BreakdownRow> steps = v.result.breakdown;
-      std::stable_sort(steps.begin(), steps.end(),
-                       [](const workload::BreakdownRow& a, const workload::BreakdownRow& b) { return a.share > b.share; });
-      const std::size_t n = std::min(opt.top_steps, steps.size());
-      const std::string& unit = v.result.metrics.front().unit;
-      std::size_t wnum = 0;
-      for (std::size_t i = 0; i < n; ++i) wnum = std::max(wnum, format_number(steps[i].mean_per_iteration).size());
-      for (std::size_t i = 0; i < n; ++i)
-        out += fmt::format("{}{:<9} {:>{}} {} {:>6}  {}\n", ind, i == 0 ? "time" : "",
-                           format_number(steps[i].mean_per_iteration), wnum, unit,
-                           fmt::format("{:.1f}%", steps[i].share * 100), steps[i].step);
-      out += fmt::format("{}{:<9} (top {} of {} steps, mean per iteration; share of the summed step time, steps may overlap)\n",
-                         ind, "", n, steps.size());
-    }
-    for (const auto& c : r.checks) {
-      if (c.expect.variant != v.name) continue;
-      out += fmt::format("{}{:<9} {}{} = {} vs expected {} {}: {}\n", ind, "check", c.expect.key,
-                         c.counter ? "" : " " + c.expect.stat,
-                         c.counter ? fmt::format("{:.0f}", c.actual) : format_number(c.actual),
-                         c.counter ? fmt::format("{:g}", c.expect.value) : format_number(c.expect.value),
-                         c.expect.tolerance == 0 ? std::string("exactly") : format_tolerance(c.expect.tolerance),
-                         c.pass ? "✓" : fmt::format("✗ ({:+.1f}%)", change_pct(c.actual, c.expect.value)));
-    }
-    for (const auto& note : v.result.notes) out += wrap(fmt::format("{}{:<9}", ind, "note"), note, ind + std::string(10, ' '));
-  }
-
-  std::set<std::string> keys, sources, files;
-  for (const auto& v : r.variants) {
-    collect_costs(v.result.provenance, keys, sources);
-    files.insert(v.profile_file);
-  }
-  std::string file_list;
-  for (const auto& f : files) file_list += (file_list.empty() ? "" : ", ") + f;
-  out += fmt::format("\n  costs from {}: {} cost{} used, {} distinct source{} (--json lists every value and its source)\n",
-                     file_list, keys.size(), keys.size() == 1 ? "" : "s", sources.size(), sources.size() == 1 ? "" : "s");
-  if (has_checks) {
-    std::size_t passed = 0;
-    for (const auto& c : r.checks) passed += c.pass;
-    out += fmt::format("  checks: {} of {} expectations hold{}\n", passed, r.checks.size(),
-                       passed == r.checks.size() ? "" : " (--check makes this exit 1)");
-  }
+  if (opt.details) out += report::format_details(r, opt);
+  out += "\n" + footer(r, opt);
   return out;
-}
-
-ojson to_json(const ScenarioResult& r) {
-  ojson j;
-  j["scenario"] = r.name;
-  j["title"] = r.title;
-  j["description"] = r.description;
-  j["workload"] = r.workload;
-  j["reproduces"] = r.reproduces;
-  j["seed"] = r.seed;
-  j["iterations"] = r.iterations;
-  j["warmup"] = r.warmup;
-  ojson vars = ojson::array();
-  const double first_mean = r.variants.empty() ? 0 : r.variants.front().result.metrics.front().summary.mean;
-  const std::uint64_t first_count = r.variants.empty() ? 0 : r.variants.front().result.metrics.front().summary.count;
-  for (const auto& v : r.variants) {
-    ojson jv;
-    jv["name"] = v.name;
-    jv["description"] = v.description;
-    jv["host"] = v.host_label;
-    jv["vm"] = v.vm_label;
-    jv["profile"] = v.profile_file;
-    ojson metrics = ojson::object();
-    for (const auto& m : v.result.metrics) metrics[m.name] = metric_json(m);
-    jv["metrics"] = std::move(metrics);
-    ojson counters = ojson::object();
-    for (const auto& [k, n] : v.result.counters) counters[k] = n;
-    jv["counters"] = std::move(counters);
-    if (v.result.metrics.front().summary.count == 0 || first_count == 0) jv["change_vs_first_pct"] = nullptr;
-    else jv["change_vs_first_pct"] = change_pct(v.result.metrics.front().summary.mean, first_mean);
-    ojson bd = ojson::array();
-    for (const auto& b : v.result.breakdown)
-      bd.push_back(ojson{{"step", b.step}, {"mean_per_iteration", b.mean_per_iteration}, {"share", b.share}});
-    jv["breakdown"] = std::move(bd);
-    jv["throughput"] = ojson{{"window_ns", v.result.throughput.window_ns},
-                             {"ipis_per_second", v.result.throughput.ipis_per_second},
-                             {"calls_per_second", v.result.throughput.calls_per_second}};
-    ojson res = ojson::array();
-    for (const auto& x : v.result.resources)
-      res.push_back(ojson{{"name", x.name}, {"kind", x.kind}, {"utilisation", x.utilisation}, {"wait_mean", x.wait_mean},
-                          {"wait_p99", x.wait_p99}, {"unit", x.unit}, {"arrivals", x.arrivals},
-                          {"little", ojson{{"l", x.little_l}, {"lambda_w", x.little_lambda_w}, {"carried", x.little_carried}, {"exact", x.little_exact}}}});
-    jv["resources"] = std::move(res);
-    ojson settings = ojson::object();
-    for (const auto& [k, val] : v.result.settings) settings[k] = val;
-    jv["settings"] = std::move(settings);
-    jv["notes"] = v.result.notes;
-    jv["provenance"] = ojson::parse(v.result.provenance.dump());
-    // The profile file as shown (relative to the data folder), not where this checkout lies.
-    if (auto& pf = jv["provenance"]; pf.is_object() && pf.contains("file") && pf["file"] == v.profile_path)
-      pf["file"] = v.profile_file;
-    jv["events"] = v.result.events;
-    ojson checks = ojson::array();
-    for (const auto& c : r.checks) {
-      if (c.expect.variant != v.name) continue;
-      checks.push_back(ojson{{"key", c.expect.key}, {"stat", c.counter ? std::string("counter") : c.expect.stat}, {"expected", c.expect.value},
-                             {"tolerance", c.expect.tolerance}, {"actual", c.actual}, {"pass", c.pass}});
-    }
-    if (!checks.empty()) jv["check"] = std::move(checks);
-    vars.push_back(std::move(jv));
-  }
-  j["variants"] = std::move(vars);
-  if (!r.checks.empty()) {
-    std::size_t passed = 0;
-    for (const auto& c : r.checks) passed += c.pass;
-    j["check"] = ojson{{"expectations", r.checks.size()}, {"passed", passed}, {"pass", passed == r.checks.size()}};
-  }
-  return j;
-}
-
-ojson to_json(const std::vector<ScenarioResult>& rs) {
-  if (rs.size() == 1) return to_json(rs.front());
-  ojson arr = ojson::array();
-  for (const auto& r : rs) arr.push_back(to_json(r));
-  return ojson{{"scenarios", std::move(arr)}};
 }
 
 }  // namespace ipilab::scenario

@@ -1,32 +1,46 @@
-// ipilab/scenario/report.h — a scenario's results as a terminal table and as the JSON contract.
+// ipilab/scenario/report.h — a scenario's results as a terminal report and as the JSON contract.
 //
 // Both are pure functions of the results: the same scenario, seed and iterations give byte-identical
 // text and JSON (no wall times, no absolute paths of the data folder).
 //
-// Text (one block per scenario):
-//   header      name and title, workload, host, profile, VM, run (seed, iterations, warm-up),
-//               `reproduces`
-//   table       one row per variant: main metric (metrics[0]) mean, p50, p99, unit, change of the
-//               mean against the first variant in %, the counters sends, hypercalls,
-//               native_fallbacks, misdelivered, lost and any other counter with a name of <= 16
-//               characters, as columns only when some variant has it non-zero; a check column
-//               (✓ / ✗) when the scenario has expectations
-//   per variant its settings, host/VM/profile when they differ from the header's, other metrics,
-//               counters too long for a column, the top breakdown steps (mean per iteration in the
-//               main metric's unit and share of the summed step time), its checks and notes
-//   footer      profile file(s), number of costs used and of distinct sources; "--json" for all
+// Text, by default one screen per scenario (report_summary.cpp):
+//   header      name and title, description, host, VM and profile (of the first variant, "differs by
+//               variant" when others differ), run (workload, seed, iterations, warm-up), `reproduces`
+//               (the published figure the scenario reproduces, or that it is a prediction)
+//   table       the main metric (metrics[0]) with its unit and description above the table; one row per
+//               variant: mean, p50, p99 (one number format for the three columns), the change of the
+//               mean against the first variant; the key counters (sends, hypercalls,
+//               native_fallbacks, icr_writes, sgir_writes, its_remote, kicks, vm_exits, coalesced,
+//               polling_skips, misdelivered, lost) that are non-zero somewhere and differ between
+//               variants (lost and misdelivered whenever non-zero); a check column ("✓ 8,043 ±2%":
+//               pass mark and the expected values) when the scenario states expectations. Counter
+//               columns beyond TextOptions::max_width are left to --details, lowest priority first.
+//   below       key counters equal in every variant ("in every variant: sends 20,000"), variants
+//               without samples, every note of the workloads (lost IPIs, MODEL ERROR), the check
+//               total, the costs (files, number used, distinct sources), and a one-line hint to
+//               --details and --json.
+// With TextOptions::details the sections of report_details.cpp follow (settings, other metrics,
+// throughput, then per variant: settings that differ, host/VM/profile when they differ, every
+// non-zero counter, resources, where the time goes, checks). A per-variant section identical to an
+// earlier variant's says so in one line instead of repeating itself.
+//
+// Adding a section to --details (e.g. a new part of RunResult): write a function with the
+// VariantSection (one variant's lines, "" when it has nothing to say) or ScenarioSection (one block
+// over all variants) signature in report_details.cpp and add it to the list there, in print order.
 //
 // JSON: docs/json.md (the contract). One scenario -> the object below; several -> {"scenarios": [..]}.
 //   {"scenario", "title", "description", "file", "workload", "reproduces", "seed", "iterations",
-//    "warmup", "variants": [{"name", "description", "host", "vm", "profile",
+//    "warmup", "main_metric", "variants": [{"name", "description", "host", "vm", "profile",
 //      "metrics": {NAME: {"mean","p50","p90","p99","p999","min","max","stddev","count","unit",
 //                         "description"}},
 //      "counters": {NAME: N}, "change_vs_first_pct", "breakdown": [{"step","mean_per_iteration",
-//      "share"}], "settings": {KEY: VALUE}, "notes": [..], "provenance": {..}, "events",
+//      "share"}], "throughput", "resources", "settings": {KEY: VALUE}, "notes": [..],
+//      "provenance": {..}, "events",
 //      "check"?: [{"key","stat","expected","tolerance","actual","pass"}]}],
 //    "check"?: {"expectations": N, "passed": N, "pass": bool}}
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -37,8 +51,10 @@
 namespace ipilab::scenario {
 
 struct TextOptions {
-  bool breakdown = true;      ///< print the per-variant breakdown steps
-  std::size_t top_steps = 6;  ///< breakdown rows per variant
+  bool details = false;        ///< --details / -v: the per-variant sections after the summary
+  bool breakdown = true;       ///< within the details: where the time goes (--no-breakdown hides it)
+  std::size_t top_steps = 6;   ///< breakdown rows per variant
+  std::size_t max_width = 124; ///< the summary table leaves counter columns beyond this to --details
 };
 
 /// The terminal report of one scenario (ends with a newline).
@@ -52,8 +68,22 @@ nlohmann::ordered_json to_json(const std::vector<ScenarioResult>& rs);
 /// Change of `value` against `first` in percent (0 when first is 0).
 double change_pct(double value, double first);
 
-/// A number for the table: 4 significant digits at most, no exponent for table-sized values
-/// (8043.2 -> "8043", 850.44 -> "850.4", 0.01234 -> "0.0123").
+/// One number on its own (messages, single figures): 4 significant digits at most, no exponent for
+/// table-sized values (8043.2 -> "8043", 850.44 -> "850.4", 0.01234 -> "0.0123"). Tables use the
+/// column formats of report_format.h instead.
 std::string format_number(double v);
+
+namespace report {
+
+/// A --details section over one variant: its lines (indented by 4, a 9-column label first), or ""
+/// when it has nothing to say for this variant.
+using VariantSection = std::string (*)(const ScenarioResult& r, const VariantResult& v, const TextOptions& opt);
+/// A --details section over the whole scenario (a block of lines, "" when empty).
+using ScenarioSection = std::string (*)(const ScenarioResult& r, const TextOptions& opt);
+
+/// Everything --details adds between the summary's table and its footer ("" without variants).
+std::string format_details(const ScenarioResult& r, const TextOptions& opt);
+
+}  // namespace report
 
 }  // namespace ipilab::scenario

@@ -382,29 +382,46 @@ TEST_F(ScenarioTest, Table_ShowsChangeVsFirstAndNonZeroCounters) {
   const std::string path = write("s.toml", std::string(kBase) + kTwoVariants);
   const auto o = command({.scenarios = {path}});
   if (std::getenv("SCENARIO_TEST_PRINT")) std::fputs(o.out.c_str(), stdout);
-  // 600 ns -> 660 ns: +10.0 %.
-  EXPECT_NE(o.out.find("+10.0%"), std::string::npos) << o.out;
+  // 600 ns -> 660 ns: +10.0 %; one format for mean/p50/p99 (largest 660: one decimal).
+  EXPECT_NE(o.out.find("  fast     600.0  600.0  600.0         —           0\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("  slow     660.0  660.0  660.0    +10.0%          50\n"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("== t: test scenario =="), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("reproduces  nothing published"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("vs first"), std::string::npos);
-  EXPECT_NE(o.out.find("hypercalls"), std::string::npos);        // non-zero in "slow"
+  EXPECT_NE(o.out.find("hypercalls"), std::string::npos);        // differs between variants: a column
+  EXPECT_NE(o.out.find("  in every variant: sends 50\n"), std::string::npos) << o.out;  // the same in both
   EXPECT_EQ(o.out.find("misdelivered"), std::string::npos);      // zero everywhere: no column
   EXPECT_EQ(o.out.find("lost"), std::string::npos);
-  EXPECT_NE(o.out.find("counters  hypercalls.HvCallSendSyntheticClusterIpiEx=50"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("settings  mode=slow, vcpus=2"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("metric    send_cost: mean 500.0"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("cost (vm.exit_entry)"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("83.3%"), std::string::npos) << o.out;  // 500 of 600 ns
-  EXPECT_NE(o.out.find("costs from " + file("profile.toml") + ": 1 cost used, 1 distinct source"), std::string::npos)
+  // The per-variant sections only with --details; the hint says so.
+  EXPECT_EQ(o.out.find("HvCallSendSyntheticClusterIpiEx"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("cost (vm.exit_entry)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("  --details (-v): settings, other metrics, counters"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("costs: 1 used from " + file("profile.toml") + ", 1 distinct source\n"), std::string::npos)
       << o.out;  // not below the data folder: shown as resolved
   EXPECT_EQ(o.err, "");  // no progress unless asked
+}
+
+TEST_F(ScenarioTest, Details_SettingsCountersOtherMetricsAndSteps) {
+  const std::string path = write("s.toml", std::string(kBase) + kTwoVariants);
+  const auto o = command({.scenarios = {path}, .details = true});
+  if (std::getenv("SCENARIO_TEST_PRINT")) std::fputs(o.out.c_str(), stdout);
+  EXPECT_NE(o.out.find("  settings in every variant: vcpus=2\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\n  slow\n    settings  mode=slow\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("    counters  hypercalls=50, hypercalls.HvCallSendSyntheticClusterIpiEx=50, sends=50\n"), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("\n  send_cost (ns): fake: sender side\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("  fast     500.0  500.0  500.0         —\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("cost (vm.exit_entry)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("83.3%"), std::string::npos) << o.out;  // 500 of 600 ns
+  EXPECT_NE(o.out.find("  --json FILE: all of it"), std::string::npos) << o.out;
 }
 
 TEST_F(ScenarioTest, Table_VariantWithoutSamples_ShowsDashes_JsonChangeNull) {
   const std::string path = write("s.toml", std::string(kBase) + kTwoVariants +
                                                "[[variant]]\nname = \"all-lost\"\nworkload.drop = true\nworkload.lost = 50\n");
   const auto o = command({.scenarios = {path}});
-  EXPECT_NE(o.out.find("all-lost      —      —      —  ns           —     50           0    50"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("  all-lost      —      —      —         —           0    50\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("  — no samples: all-lost (no latency figure; not a 0)\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("  note [all-lost] 50 IPIs lost\n"), std::string::npos) << o.out;  // notes always show
   const auto j = nlohmann::json::parse(command({.scenarios = {path}, .json = "-"}).out);
   EXPECT_TRUE(j["variants"][2]["change_vs_first_pct"].is_null());
   EXPECT_EQ(j["variants"][2]["metrics"]["latency"]["count"], 0);
@@ -412,8 +429,9 @@ TEST_F(ScenarioTest, Table_VariantWithoutSamples_ShowsDashes_JsonChangeNull) {
 
 TEST_F(ScenarioTest, Table_NoBreakdownFlag_HidesSteps) {
   const std::string path = write("s.toml", std::string(kBase) + kTwoVariants);
-  const auto o = command({.scenarios = {path}, .breakdown = false});
+  const auto o = command({.scenarios = {path}, .breakdown = false, .details = true});
   EXPECT_EQ(o.out.find("cost (vm.exit_entry)"), std::string::npos);
+  EXPECT_NE(o.out.find("    counters  hypercalls=50"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("+10.0%"), std::string::npos);
 }
 
@@ -512,7 +530,11 @@ TEST_F(ScenarioTest, Check_Pass_ShowsTicksAndReturns) {
   EXPECT_NE(o.out.find("✓"), std::string::npos);
   EXPECT_EQ(o.out.find("✗"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("checks: 3 of 3 expectations hold"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("check     sends = 50 vs expected 50 ±2%: ✓"), std::string::npos) << o.out;  // a counter: no stat
+  EXPECT_NE(o.out.find("  fast     600.0  600.0  600.0         —           0  ✓ 600.0 ±2%; sends 50 ±2%\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("  slow     660.0  660.0  660.0    +10.0%          50  ✓ 640.0 ±5%\n"), std::string::npos) << o.out;
+  // --details: one row per expectation, a counter without a stat.
+  const auto d = command({.scenarios = {path}, .details = true});
+  EXPECT_NE(d.out.find("  fast     sends            50        50        ±2%  ✓\n"), std::string::npos) << d.out;
 }
 
 TEST_F(ScenarioTest, Check_Fail_ThrowsCheckFailedAfterOutput_OnlyWithFlag) {
@@ -523,7 +545,8 @@ TEST_F(ScenarioTest, Check_Fail_ThrowsCheckFailedAfterOutput_OnlyWithFlag) {
   const std::string path = write("s.toml", text + kTwoVariants);
   const auto o = command({.scenarios = {path}});  // without --check: no error, ✗ shown
   EXPECT_NE(o.out.find("✗"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("check     latency mean = 660.0 vs expected 640.0 ±1%: ✗ (+3.1%)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("  slow     660.0  660.0  660.0    +10.0%          50  ✗ 640.0 ±1% (off +3.1%)\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("checks: 2 of 3 expectations hold (--check makes this exit 1)"), std::string::npos) << o.out;
   std::ostringstream out, err;
   try {
     run_command({.scenarios = {path}, .json = file("c.json"), .check = true}, out, err, fake_lookup);
@@ -570,7 +593,7 @@ TEST_F(ScenarioTest, Catalog_BuiltinNameAndDefaultList_FromDataDir) {
   // shown relative to it.
   const auto o = command({});
   EXPECT_NE(o.out.find("== t: test scenario =="), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("costs from profile.toml"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("costs: 1 used from profile.toml,"), std::string::npos) << o.out;
   const std::string msg = input_error([&] { resolve_scenario("beta"); });
   EXPECT_NE(msg.find("beta: no such scenario file, and no built-in scenario of that name (built-in: alpha)"), std::string::npos)
       << msg;
