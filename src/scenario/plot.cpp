@@ -26,37 +26,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A gnuplot single-quoted string ('' stands for one quote; no backslash escapes).
-std::string gp_quote(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') out += "''";
-    else if (c == '\n') out += ' ';
-    else out += c;
-  }
-  return out + "'";
-}
-
-// The inside of a gnuplot double-quoted string (backslash escapes for quotes and backslashes).
-std::string double_quoted_body(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c == '\n' ? ' ' : c;
-  }
-  return out;
-}
-
-std::vector<double> quantile_grid() {
-  std::vector<double> q;
-  for (int i = 0; i <= 198; ++i) q.push_back(i * 0.5);
-  for (int i = 1; i <= 9; ++i) q.push_back(99.0 + i * 0.1);
-  q.push_back(99.95);
-  q.push_back(99.99);
-  q.push_back(100.0);
-  return q;
-}
-
 std::string find_on_path(const std::string& name) {
   const char* path = std::getenv("PATH");
   std::string p = path ? path : "/usr/bin:/bin";
@@ -152,57 +121,6 @@ std::vector<fs::path> plot_paths(const std::vector<ScenarioResult>& rs, const fs
     out.push_back(p);
   }
   return out;
-}
-
-PlotScript plot_script(const ScenarioResult& r, const std::string& data_file, const std::string& image_file, bool png) {
-  PlotScript ps;
-  const auto grid = quantile_grid();
-  double lo = 0, hi = 0;
-  bool first = true;
-  std::string unit, metric;
-  for (const auto& v : r.variants) {
-    const workload::Metric& m = v.result.metrics.front();
-    const double k = m.ps_per_unit > 0 ? m.ps_per_unit : 1.0;
-    const double vmin = static_cast<double>(m.histogram.min()) / k;
-    const double vcut = m.histogram.percentile(99.9) / k;
-    lo = first ? vmin : std::min(lo, vmin);
-    hi = first ? vcut : std::max(hi, vcut);
-    if (first) {
-      unit = m.unit;
-      metric = m.name;
-    }
-    first = false;
-    ps.data += fmt::format("# {}\n", v.name);
-    for (double q : grid) ps.data += fmt::format("{:.6g} {:.6g}\n", m.histogram.percentile(q) / k, q);
-    ps.data += "\n\n";
-  }
-  double pad = (hi - lo) * 0.04;
-  if (pad <= 0) pad = std::max(std::abs(hi) * 0.01, 1.0);
-  std::string s;
-  if (png) s += "set terminal pngcairo size 1100,650 enhanced font 'sans,11' background rgb 'white'\n";
-  else s += "set terminal svg size 1100,650 enhanced font 'sans,11' background rgb 'white'\n";
-  s += fmt::format("set output {}\n", gp_quote(image_file));
-  // Double quotes here so that \n breaks the title line (gnuplot expands escapes only there).
-  s += fmt::format("set title \"{}\\nseed {}, {} iterations per variant\" noenhanced\n",
-                   double_quoted_body(fmt::format("{}: {}", r.name, r.title)), r.seed, r.iterations);
-  s += fmt::format("set xlabel {} noenhanced\n", gp_quote(fmt::format("{} ({})", metric, unit)));
-  s += "set ylabel '% of iterations <= x'\n";
-  s += "set yrange [0:100]\nset ytics 10\nset grid\nset key below noenhanced\n";
-  s += fmt::format("set xrange [{:.6g}:{:.6g}]\n", lo - pad, hi + pad);
-  s += fmt::format("set label 1 {} at graph 0.01, graph 0.97 font 'sans,9' noenhanced\n",
-                   gp_quote(fmt::format("x axis cut at the largest p99.9 ({} {})", format_number(hi), unit)));
-  s += "plot ";
-  for (std::size_t i = 0; i < r.variants.size(); ++i) {
-    if (i) s += ", \\\n     ";
-    // Distinct colour and dash per variant, so identical curves drawn on top of each other stay visible.
-    static constexpr const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
-                                               "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-    s += fmt::format("{} index {} using 1:2 with lines lw 2 lc rgb '{}' dt {} title {}", gp_quote(data_file), i,
-                     kColours[i % 8], i % 5 + 1, gp_quote(r.variants[i].name));
-  }
-  s += "\n";
-  ps.script = std::move(s);
-  return ps;
 }
 
 std::vector<RenderedPlot> render_plots(const std::vector<ScenarioResult>& rs, const fs::path& requested) {

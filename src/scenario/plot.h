@@ -1,10 +1,21 @@
 // ipilab/scenario/plot.h — `ipilab run --plot FILE.svg|.png`: the main metric's distribution of every
 // variant as cumulative curves (CDF), one plot per scenario, drawn by gnuplot (Debian gnuplot-nox).
 //
-// The curve of a variant is its main metric's quantiles read from the histogram (sim/histogram.h,
-// relative error <= 1/256) at q = 0, 0.5, ..., 99, 99.1, ..., 99.9, 99.95, 99.99, 100, converted
-// from ps to the metric's unit with Metric::ps_per_unit. x: the metric in its unit, cut at the
-// largest p99.9 of the variants (the cut is written on the plot); y: % of iterations <= x.
+// What the plot shows (plot_script.cpp):
+//   curves   a variant's main metric's quantiles read from the histogram (sim/histogram.h, relative
+//            error <= 1/256) at q = 0, 0.5, ..., 99, 99.1, ..., 99.9, 99.95, 99.99, 100; y: % of
+//            iterations <= x; a dot on each curve at the model's mean. A variant without samples
+//            (e.g. every IPI lost) has no curve: it is named in the title and the legend ("no
+//            samples, not drawn"), never drawn as a line at 0.
+//   published figures  each expectation of the scenario on the main metric ([scenario.expect]) is
+//            marked: a mean as a dashed vertical line with its tolerance band, a percentile as a
+//            point at its height with the tolerance as an error bar; one legend entry per distinct
+//            value, naming its variant (or how many share it). Expectations on other metrics or
+//            counters are named under the x axis (they are checked in the table, not drawable here).
+//   x axis   the metric's unit, or the next larger time unit when the values pass 10,000 of it
+//            (ns -> us, us -> ms, ps -> ns; axis_unit()); cut at the largest p99.9 of the variants
+//            (said under the axis) but wide enough for the published figures; logarithmic when the
+//            drawn values span a factor of 20 or more.
 //
 // gnuplot runs as a subprocess on a script file; the data sit in a temporary folder; the image is
 // written to a temporary file beside the target and renamed over it only after every plot of the
@@ -32,11 +43,24 @@ void require_gnuplot();
 std::vector<std::filesystem::path> plot_paths(const std::vector<ScenarioResult>& rs,
                                               const std::filesystem::path& requested);
 
+/// The unit of the x axis for values up to `largest` in `unit` (see the file comment): the unit the
+/// axis shows and what a value in `unit` is divided by to get it.
+struct AxisUnit {
+  std::string unit;
+  double divisor = 1;
+};
+AxisUnit axis_unit(const std::string& unit, double largest);
+
 /// The gnuplot script and data of one scenario's plot (exposed for tests): `data_file` and
-/// `image_file` are the paths the script names.
+/// `image_file` are the paths the script names. `data` holds one block per drawn variant ("# NAME",
+/// then "x q" lines), then one block per variant's mean dot and per published mark.
 struct PlotScript {
   std::string script;
   std::string data;
+  std::vector<std::string> drawn;      ///< variants with a curve, in order
+  std::vector<std::string> no_samples; ///< variants left out: their main metric has no sample
+  AxisUnit axis;                       ///< the x axis's unit
+  bool log_x = false;
 };
 PlotScript plot_script(const ScenarioResult& r, const std::string& data_file, const std::string& image_file,
                        bool png);

@@ -618,10 +618,87 @@ TEST_F(ScenarioTest, Plot_ScriptHasOneCurvePerVariant_InMetricUnit) {
   EXPECT_NE(ps.script.find("set terminal svg"), std::string::npos);
   EXPECT_NE(ps.script.find("index 0 using 1:2 with lines lw 2 lc rgb '#1f77b4' dt 1 title 'fast'"), std::string::npos) << ps.script;
   EXPECT_NE(ps.script.find("index 1 using 1:2 with lines lw 2 lc rgb '#d62728' dt 2 title 'slow'"), std::string::npos) << ps.script;
-  EXPECT_NE(ps.script.find("set xlabel 'latency (ns)'"), std::string::npos) << ps.script;
+  EXPECT_NE(ps.script.find("set xlabel \"latency (ns)\\naxis cut at the largest p99.9, 660.0 ns\""), std::string::npos) << ps.script;
   // Every point of the "fast" curve sits at 600 ns (exact samples), the q column runs 0..100.
   EXPECT_NE(ps.data.find("# fast\n600 0\n600 0.5\n"), std::string::npos) << ps.data.substr(0, 80);
   EXPECT_NE(ps.data.find("660 100\n"), std::string::npos);
+}
+
+TEST_F(ScenarioTest, Plot_VariantWithoutSamples_LeftOutOfTheCurves_NamedInTitleAndLegend) {
+  const ScenarioResult r = run_text(std::string(kBase) + kTwoVariants +
+                                    "[[variant]]\nname = \"all-lost\"\nworkload.drop = true\nworkload.lost = 50\n");
+  const PlotScript ps = plot_script(r, "/tmp/d.txt", "/tmp/o.png", true);
+  EXPECT_EQ(ps.drawn, (std::vector<std::string>{"fast", "slow"}));
+  EXPECT_EQ(ps.no_samples, std::vector<std::string>{"all-lost"});
+  // No data block, no curve: two curve blocks and two mean dots, nothing at 0.
+  EXPECT_EQ(ps.data.find("# all-lost"), std::string::npos) << ps.data.substr(0, 200);
+  EXPECT_EQ(ps.data.find("\n0 "), std::string::npos);
+  EXPECT_EQ(ps.script.find("title 'all-lost'"), std::string::npos) << ps.script;
+  EXPECT_NE(ps.script.find("; not drawn (no samples): all-lost\""), std::string::npos) << ps.script;
+  EXPECT_NE(ps.script.find("keyentry with lines lc rgb 'white' title 'all-lost: no samples, not drawn'"), std::string::npos) << ps.script;
+  EXPECT_NE(ps.script.find("set xrange [597.6:662.4]"), std::string::npos) << ps.script;  // 600..660 ns, padded 4 %
+  // The mean dots: 600 and 660 ns, on vertical curves (one value each): in the middle of the jump.
+  EXPECT_NE(ps.data.find("# mean of fast\n600 50\n"), std::string::npos) << ps.data;
+  EXPECT_NE(ps.data.find("# mean of slow\n660 50\n"), std::string::npos) << ps.data;
+  // Nothing to draw at all: a plot that says so, no curve.
+  const ScenarioResult none = run_text(std::string(kBase) + "drop = true\n");
+  const PlotScript pn = plot_script(none, "/tmp/d.txt", "/tmp/o.png", true);
+  EXPECT_TRUE(pn.drawn.empty());
+  EXPECT_EQ(pn.data, "");
+  EXPECT_NE(pn.script.find("no variant has a sample of latency: nothing to draw"), std::string::npos) << pn.script;
+}
+
+TEST_F(ScenarioTest, Plot_PublishedFiguresMarked_OthersNamedUnderTheAxis) {
+  std::string text = kBase;
+  text.insert(text.find("[host]"), kExpect);  // fast: latency 600, sends 50; slow: latency 640 ±5 %
+  const ScenarioResult r = run_text(text + kTwoVariants);
+  const PlotScript ps = plot_script(r, "/tmp/d.txt", "/tmp/o.svg", false);
+  // A mean: a vertical line over the whole height, its tolerance band behind the curves.
+  EXPECT_NE(ps.data.find("# published mean\n600 0\n600 100\n"), std::string::npos) << ps.data;
+  EXPECT_NE(ps.data.find("# published mean\n640 0\n640 100\n"), std::string::npos) << ps.data;
+  EXPECT_NE(ps.script.find("title 'published mean 600 ns ±2%: fast'"), std::string::npos) << ps.script;
+  EXPECT_NE(ps.script.find("title 'published mean 640 ns ±5%: slow'"), std::string::npos) << ps.script;
+  EXPECT_NE(ps.script.find("set object 2 rect from 608, graph 0 to 672, graph 1 fc rgb '#d62728'"), std::string::npos) << ps.script;
+  // The range reaches the bands (600 ±2 %: 588..612 ns; 640 ±5 %: 608..672 ns) beyond the curves
+  // (600..660), padded 4 %.
+  EXPECT_NE(ps.script.find("set xrange [584.64:675.36]"), std::string::npos) << ps.script;
+  // A counter expectation cannot sit on this axis: named under it.
+  EXPECT_NE(ps.script.find("expected values of sends: checked in the table, not on this axis"), std::string::npos) << ps.script;
+  // A percentile: a point at its height with the tolerance as an error bar.
+  std::string p99 = kBase;
+  p99.insert(p99.find("[host]"), "[scenario.expect.base]\nlatency = { value = 610, stat = \"p99\", tolerance = 0.1 }\n");
+  const PlotScript pp = plot_script(run_text(p99), "/tmp/d.txt", "/tmp/o.svg", false);
+  EXPECT_NE(pp.data.find("# published p99\n610 99 549 671\n"), std::string::npos) << pp.data;
+  EXPECT_NE(pp.script.find("using 1:2:3:4 with xerrorbars"), std::string::npos) << pp.script;
+}
+
+TEST_F(ScenarioTest, Plot_AxisInMicrosecondsAbove10000ns_LogarithmicOverAWideRange) {
+  EXPECT_EQ(axis_unit("ns", 9999).unit, "ns");
+  EXPECT_EQ(axis_unit("ns", 10001).unit, "us");
+  EXPECT_DOUBLE_EQ(axis_unit("ns", 10001).divisor, 1000);
+  EXPECT_EQ(axis_unit("ns", 2e7).unit, "ms");
+  EXPECT_EQ(axis_unit("us", 20000).unit, "ms");
+  EXPECT_EQ(axis_unit("ps", 5e6).unit, "ns");
+  EXPECT_EQ(axis_unit("cycles", 1e6).unit, "cycles");  // a count of cycles keeps its unit
+  EXPECT_DOUBLE_EQ(axis_unit("cycles", 1e6).divisor, 1);
+  // 20,500 ns and 20,560 ns: the axis in us, the data too.
+  std::string big = kBase;
+  big.replace(big.find("base_ns = 100"), 13, "base_ns = 20000");
+  std::string variants = kTwoVariants;
+  variants.replace(variants.find("workload.base_ns = 160"), 22, "workload.base_ns = 20060");
+  const PlotScript ps = plot_script(run_text(big + variants), "/tmp/d.txt", "/tmp/o.svg", false);
+  EXPECT_EQ(ps.axis.unit, "us");
+  EXPECT_FALSE(ps.log_x);
+  EXPECT_NE(ps.script.find("set xlabel \"latency (us)\\naxis cut at the largest p99.9, 20.56 us\""), std::string::npos) << ps.script;
+  EXPECT_NE(ps.data.find("# fast\n20.5 0\n"), std::string::npos) << ps.data.substr(0, 60);
+  // 600 ns next to 60,600 ns: a factor of 100, a logarithmic axis with 1-2-5 ticks.
+  std::string wide = std::string(kBase) + kTwoVariants;
+  wide.replace(wide.find("workload.base_ns = 160"), 22, "workload.base_ns = 60100");
+  const PlotScript pw = plot_script(run_text(wide), "/tmp/d.txt", "/tmp/o.svg", false);
+  EXPECT_TRUE(pw.log_x);
+  EXPECT_EQ(pw.axis.unit, "us");
+  EXPECT_NE(pw.script.find("set logscale x 10\n"), std::string::npos) << pw.script;
+  EXPECT_NE(pw.script.find("set xtics (1, 2, 5, 10, 20, 50)\n"), std::string::npos) << pw.script;
 }
 
 TEST_F(ScenarioTest, Plot_WritesSvgAndPng_WhenGnuplotIsInstalled) {
@@ -637,6 +714,15 @@ TEST_F(ScenarioTest, Plot_WritesSvgAndPng_WhenGnuplotIsInstalled) {
   command({.scenarios = {path}, .plot = file("p.png")});
   ASSERT_TRUE(fs::exists(file("p.png")));
   EXPECT_EQ(read_text_file(file("p.png")).substr(1, 3), "PNG");
+  // gnuplot takes the published marks, the left-out variants and a plot with nothing to draw.
+  std::string marked = kBase;
+  marked.insert(marked.find("[host]"), kExpect);
+  const std::string mp = write("m.toml", marked + kTwoVariants + "[[variant]]\nname = \"all-lost\"\nworkload.drop = true\n");
+  command({.scenarios = {mp}, .plot = file("m.png")});
+  EXPECT_EQ(read_text_file(file("m.png")).substr(1, 3), "PNG");
+  const std::string np = write("n.toml", std::string(kBase) + "drop = true\n");
+  command({.scenarios = {np}, .plot = file("n.svg")});
+  EXPECT_NE(read_text_file(file("n.svg")).find("nothing to draw"), std::string::npos);
   for (const auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().string().find(".tmp-"), std::string::npos) << "temporary left: " << e.path();
 }
