@@ -31,7 +31,7 @@ Examples:
   cmd->add_option("--json", args->json, "write the results as JSON to FILE ('-' = stdout instead of the table)");
   cmd->add_option("--max-ipis", args->max_ipis, "replay at most N sends (default 1000000)");
   cmd->add_option("--seed", args->seed, "RNG seed of the model (default 1)");
-  cmd->callback([args] { scenario::run_replay_command(*args, std::cout); });
+  cmd->callback([args] { scenario::run_replay_command(*args, std::cout, std::cerr); });
 }
 
 }  // namespace ipilab::cli

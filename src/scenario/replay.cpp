@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 
@@ -11,10 +12,12 @@
 #include "common/error.h"
 #include "common/file.h"
 #include "scenario/catalog.h"
+#include "scenario/report_format.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
 #include "sim/histogram.h"
 #include "trace/analysis.h"
+#include "workload/mechanism.h"
 #include "workload/replay.h"
 
 namespace ipilab::scenario {
@@ -35,6 +38,32 @@ KindMap kind_of(trace::IpiKind k) {
   }
 }
 
+// x86 interrupt vectors as irq_vectors:<name>_entry/_exit name them (arch/x86/include/asm/trace/
+// irq_vectors.h): events arm64 kernels do not have.
+constexpr std::string_view kX86Vectors[] = {"local_timer", "spurious_apic", "error_apic", "x86_platform_ipi", "irq_work",
+                                            "reschedule", "call_function", "call_function_single", "threshold_apic",
+                                            "deferred_error_apic", "thermal_apic", "reboot"};
+
+}  // namespace
+
+std::optional<TraceArch> trace_arch(const std::map<std::string, std::uint64_t>& event_counts) {
+  bool x86 = false, arm = false;
+  for (const auto& [name, n] : event_counts) {
+    if (n == 0) continue;
+    if (name == "ipi_raise" || name == "ipi_entry" || name == "ipi_exit") arm = true;
+    for (const std::string_view suffix : {std::string_view("_entry"), std::string_view("_exit")}) {
+      if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+      const std::string_view base = std::string_view(name).substr(0, name.size() - suffix.size());
+      if (std::find(std::begin(kX86Vectors), std::end(kX86Vectors), base) != std::end(kX86Vectors)) x86 = true;
+    }
+  }
+  if (x86 == arm) return std::nullopt;  // neither, or both (a merged or doctored file): no claim
+  return x86 ? TraceArch{workload::Arch::X86, "irq_vectors:* handler events"}
+             : TraceArch{workload::Arch::Arm, "ipi:ipi_raise / ipi_entry events"};
+}
+
+namespace {
+
 nlohmann::json stats_json(const sim::Histogram& h, double scale) {
   return {{"count", h.count()},          {"mean", h.mean() / scale},          {"p50", h.percentile(50) / scale},
           {"p90", h.percentile(90) / scale}, {"p99", h.percentile(99) / scale}, {"max", static_cast<double>(h.max()) / scale}};
@@ -42,7 +71,7 @@ nlohmann::json stats_json(const sim::Histogram& h, double scale) {
 
 }  // namespace
 
-void run_replay_command(const ReplayOptions& a, std::ostream& out) {
+void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream& err) {
   if (!a.json.empty() && a.json != "-") {
     const auto dir = std::filesystem::path(a.json).parent_path();
     std::error_code ec;
@@ -60,7 +89,7 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out) {
   std::vector<workload::ReplaySend> sends;
   std::set<std::uint32_t> trace_cpus;
   std::uint64_t dropped_self = 0, total = 0, inexact = 0;
-  trace::for_each_ipi_send(a.trace, [&](const trace::IpiSend& s) {
+  auto on_send = [&](const trace::IpiSend& s) {
     ++total;
     if (sends.size() >= a.max_ipis) return;
     workload::ReplaySend r;
@@ -82,11 +111,14 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out) {
     r.kind = km.kind;
     r.kind_name = std::string(trace::kind_name(s.kind));
     if (!r.targets.empty()) sends.push_back(std::move(r));
-  });
+  };
   std::map<std::string, sim::Histogram> measured;  // ns
-  trace::for_each_ipi_delivery(a.trace, [&](const trace::IpiDelivery& d) {
+  auto on_delivery = [&](const trace::IpiDelivery& d) {
     measured[std::string(trace::kind_name(d.kind))].record(static_cast<std::int64_t>(d.entry_ns - d.send_ns));
-  });
+  };
+  trace::IpiAnalysis analysis(on_send, on_delivery);  // one pass over the trace for both
+  trace::analyse_trace(a.trace, analysis);
+  const std::optional<TraceArch> arch = trace_arch(analysis.event_counts());
 
   // 3. Each variant.
   struct Row {
@@ -95,6 +127,25 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out) {
   };
   std::vector<Row> rows;
   for (auto& v : ps.variants) rows.push_back({v.name, workload::replay(v.spec, sends, ps.info->default_mechanism)});
+
+  // The architecture the trace was recorded on against each variant's mechanism's.
+  std::vector<std::string> warnings;
+  std::vector<std::pair<const workload::MechanismInfo*, std::string>> mechs;  // mechanism, its variants
+  for (const auto& v : ps.variants) {
+    const workload::MechanismInfo& m = workload::chosen_mechanism(v.spec.params, ps.info->default_mechanism);
+    auto it = std::find_if(mechs.begin(), mechs.end(), [&](const auto& p) { return p.first == &m; });
+    if (it == mechs.end()) mechs.emplace_back(&m, "'" + v.name + "'");
+    else it->second += ", '" + v.name + "'";
+  }
+  if (arch)
+    for (const auto& [m, who] : mechs)
+      if (m->arch != arch->arch)
+        warnings.push_back(fmt::format(
+            "the trace was recorded on {} ({}), but {} ({}) is an {} mechanism: its sends go out as {} and the measured "
+            "column is another architecture's latency; compare with care",
+            workload::arch_name(arch->arch), arch->evidence, m->name,
+            mechs.size() == 1 ? std::string("every variant") : (who.find(',') == std::string::npos ? "variant " : "variants ") + who,
+            workload::arch_name(m->arch), m->arch == workload::Arch::Arm ? "arm64 SGIs" : "x86 vectors"));
 
   std::string mapping;
   for (auto c : trace_cpus) mapping += fmt::format("{}{}->vCPU{}", mapping.empty() ? "" : ", ", c, c % vcpus);
@@ -111,6 +162,8 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out) {
   j["self_targets_dropped"] = dropped_self;
   j["kinds_without_vector"] = inexact;
   j["cpu_mapping"] = mapping;
+  j["trace_arch"] = arch ? nlohmann::json(workload::arch_name(arch->arch)) : nlohmann::json(nullptr);
+  j["warnings"] = warnings;
   for (const auto& [k, h] : measured) j["measured"][k] = stats_json(h, 1.0);
   for (const auto& row : rows) {
     nlohmann::json v;
@@ -130,6 +183,9 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out) {
   if (inexact)
     txt += fmt::format("  kinds      {} sends of a kind without a vector of its own went out as call-function-single\n", inexact);
   txt += fmt::format("  mapping    trace CPU -> vCPU of a {}-vCPU VM: {}\n", vcpus, mapping);
+  txt += fmt::format("  arch       trace: {}\n", arch ? fmt::format("{} ({})", workload::arch_name(arch->arch), arch->evidence)
+                                                      : std::string("not known (no handler events of either architecture)"));
+  for (const auto& w : warnings) txt += report::wrap("  WARNING   ", w, std::string(13, ' '));
   txt += "  latency    send -> handler entry, ns: p50 / p99 (count)\n\n";
   std::string header = fmt::format("  {:<22} {:>24}", "kind", "measured (trace)");
   for (const auto& row : rows) header += fmt::format(" {:>26}", row.name.substr(0, 26));
@@ -159,6 +215,7 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out) {
   txt += "\n  The measured column is what the traced machine did; each variant column is what the modelled\n"
          "  mechanism would give for the same sends, at the same times, on the scenario's host and profile.\n";
 
+  for (const auto& w : warnings) err << "ipilab: warning: " << w << "\n";
   if (!a.json.empty()) {
     const std::string doc = j.dump(2) + "\n";
     if (a.json == "-") {

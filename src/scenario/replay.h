@@ -12,8 +12,12 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "workload/mechanism.h"
 
 namespace ipilab::scenario {
 
@@ -26,8 +30,22 @@ struct ReplayOptions {
   std::uint64_t seed = 1;
 };
 
-/// Runs the replay and writes the table (or the JSON) to `out`. InputError for bad input (the
-/// scenario, the trace, --json's folder), nothing written then.
-void run_replay_command(const ReplayOptions& options, std::ostream& out);
+/// Runs the replay and writes the table (or the JSON) to `out`, warnings also to `err` ("ipilab:
+/// warning: ..."). InputError for bad input (the scenario, the trace, --json's folder), nothing
+/// written then.
+///
+/// Architecture: the trace's (trace_arch(): x86 when it holds irq_vectors:<vector>_entry/_exit
+/// handler events, arm64 when it holds ipi:ipi_raise/ipi_entry/ipi_exit) is printed, and a variant
+/// whose mechanism is of the other architecture (an x86 trace through a GICv4.1 scenario) is a
+/// warning in the text, on `err` and in the JSON ("trace_arch", "warnings"); the replay still runs.
+void run_replay_command(const ReplayOptions& options, std::ostream& out, std::ostream& err);
+
+/// The architecture a trace was recorded on, from its event counts by name (trace::IpiAnalysis::
+/// event_counts()); nullopt when it holds handler events of neither (or of both).
+struct TraceArch {
+  workload::Arch arch;
+  std::string evidence;  ///< "irq_vectors:* handler events"
+};
+std::optional<TraceArch> trace_arch(const std::map<std::string, std::uint64_t>& event_counts);
 
 }  // namespace ipilab::scenario
