@@ -56,7 +56,7 @@ CostClass class_of_source(std::string_view source) {
 namespace {
 
 // Bounds of a plausible primitive cost and its spread (beyond them the input is a mistake).
-constexpr double kMaxPs = 1e15;      // 1000 s
+constexpr double kMaxPs = 1e12;      // 1 s: no primitive operation of an IPI path comes near it
 constexpr double kMaxSpread = 10.0;  // relative standard deviation
 constexpr double kMaxNormalSpread = 0.3;
 constexpr std::size_t kMaxBins = 100'000;
@@ -192,7 +192,8 @@ Profile Profile::load_layer(const toml::table& root, std::string_view file_view,
   const std::optional<std::string> extends = m.opt_string("extends");
   const std::optional<double> clock = m.opt_double("clock_ghz");
   const std::optional<std::string> clock_source = m.opt_string("clock_source");
-  if (clock && !(*clock > 0 && *clock < 100)) m.fail("clock_ghz", "must be a clock in GHz, > 0 and < 100");
+  if (clock && !(*clock >= 0.01 && *clock < 100))
+    m.fail("clock_ghz", fmt::format("must be a clock in GHz, from 0.01 to below 100; got {}", *clock));
   if (clock_source && clock_source->empty()) m.fail("clock_source", "is empty: say where the clock comes from");
   if (clock && !clock_source) m.fail("clock_source", "missing (a string is required: where clock_ghz comes from)");
   if (clock_source && !clock) m.fail("clock_source", "needs clock_ghz beside it");
@@ -281,7 +282,7 @@ Profile Profile::load_layer(const toml::table& root, std::string_view file_view,
         e.fail("unit", fmt::format("unit mismatch: {} is a duration, so unit must be {}; got '{}'", name, units_of(info.kind), unit));
       const double per = ps_per(c.unit, p.clock_ghz_);
       if (c.value * per > kMaxPs)
-        e.fail("value", fmt::format("{} {} is out of range for a primitive cost (above 1000 s)", c.value, unit));
+        e.fail("value", fmt::format("{} {} is out of range for a primitive cost (above 1 s)", c.value, unit));
 
       const std::optional<double> spread = e.opt_double("spread");
       if (spread && (!(*spread >= 0) || !std::isfinite(*spread)))
@@ -363,7 +364,7 @@ Profile Profile::load_layer(const toml::table& root, std::string_view file_view,
         const double count = toml_read::node_double((*b)[2], file, bkey + "[2]");
         if (!(lo >= 0) || !std::isfinite(lo)) throw InputError(where, fmt::format("lo must be >= 0, got {}", lo));
         if (!(hi > lo) || !std::isfinite(hi)) throw InputError(where, fmt::format("hi must be above lo, got [{}, {}]", lo, hi));
-        if (hi * per > kMaxPs) throw InputError(where, fmt::format("hi {} is out of range for a primitive cost (above 1000 s)", hi));
+        if (hi * per > kMaxPs) throw InputError(where, fmt::format("hi {} is out of range for a primitive cost (above 1 s)", hi));
         if (!(count >= 0) || !std::isfinite(count)) throw InputError(where, fmt::format("count must be >= 0, got {}", count));
         if (!c.bins.empty() && lo < c.bins.back().hi)
           throw InputError(where, fmt::format("bins must be ascending and must not overlap: [{}, ...) starts before the previous bin ends at {}", lo, c.bins.back().hi));
@@ -410,7 +411,7 @@ void Profile::set(std::string_view key, double value, Unit unit, double spread, 
                                 " (not in the catalog)");
   if (!(value >= 0) || !std::isfinite(value)) throw InputError(place, fmt::format("value must be >= 0, got {}", value));
   if (value * ps_per(unit, clock_ghz_) > kMaxPs)
-    throw InputError(place, fmt::format("{} {} is out of range for a primitive cost (above 1000 s)", value, unit_name(unit)));
+    throw InputError(place, fmt::format("{} {} is out of range for a primitive cost (above 1 s)", value, unit_name(unit)));
   if (!(spread >= 0) || !std::isfinite(spread)) throw InputError(place, fmt::format("spread must be >= 0, got {}", spread));
   if (spread > kMaxSpread) throw InputError(place, fmt::format("spread {} is not a plausible cost spread (at most {})", spread, kMaxSpread));
   if (source.empty()) throw InputError(place, "source is empty: say where the value comes from");

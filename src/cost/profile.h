@@ -35,7 +35,7 @@
 //
 // Errors (InputError, place "FILE:LINE:COLUMN: cost.<key>.<field>"): an unknown cost key (not in
 // the catalog), an unknown field, a wrong type, a missing value/unit/source, a unit that does not
-// fit the key's kind ("unit mismatch"), a negative or out-of-range value (above 1000 s), a field
+// fit the key's kind ("unit mismatch"), a negative or out-of-range value (above 1 s), a field
 // that does not fit the dist (spread on fixed/exponential/empirical, bins on anything but
 // empirical), lognormal/normal without spread, normal with spread > 0.3, bad bins (not [lo, hi,
 // count], lo >= hi, overlapping or descending, all counts 0), a value that is not the bins' mean

@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/file.h"
 #include "common/suggest.h"
+#include "sim/engine.h"
 #include "topology/host_toml.h"
 #include "topology/presets.h"
 #include "topology/toml_read.h"
@@ -31,6 +32,23 @@ std::string join(const std::vector<std::string>& v) {
 // Re-throws an InputError with the variant named (the place stays the same).
 [[noreturn]] void rethrow_for_variant(const InputError& e, const std::string& scenario, const std::string& variant) {
   throw InputError(e.place(), fmt::format("{} [scenario '{}', variant '{}']", e.reason(), scenario, variant));
+}
+
+// A run that needed more simulated time than the engine holds: named by the scenario file, with
+// what the time is made of (iterations, the profile's largest cost) so the out-of-range value can
+// be found.
+InputError horizon_error(const PreparedScenario& p, const PreparedVariant& v, const sim::HorizonError& e) {
+  std::string largest;
+  sim::Ps top{0};
+  for (const auto& key : v.spec.profile.keys()) {
+    const cost::Cost& c = v.spec.profile.get(key);
+    if (c.mean <= top) continue;
+    top = c.mean;
+    largest = fmt::format("{}: cost.{} = {:g} {}", c.from == v.profile_path ? v.profile_file : c.from, key, c.value,
+                          cost::unit_name(c.unit));
+  }
+  return InputError(p.file, fmt::format("{}; {} + {} warm-up iterations; the profile's largest cost: {} [scenario '{}', variant '{}']",
+                                        e.reason(), p.iterations, p.warmup, largest.empty() ? "none" : largest, p.name, v.name));
 }
 
 // A path as shown in tables and JSON: relative to the data folder when it lies there (so output does
@@ -303,6 +321,8 @@ ScenarioResult run(const PreparedScenario& p, const ProgressFn& progress) {
     try {
       const std::unique_ptr<workload::Workload> w = p.info->make();
       vr.result = w->run(v.spec);
+    } catch (const sim::HorizonError& e) {
+      throw horizon_error(p, v, e);
     } catch (const InputError& e) {
       rethrow_for_variant(e, p.name, v.name);
     }

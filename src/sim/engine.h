@@ -58,10 +58,26 @@
 #include <utility>
 #include <vector>
 
+#include "common/error.h"
 #include "sim/event_queue.h"
 #include "sim/time.h"
 
 namespace ipilab::sim {
+
+/// The latest time an event may be scheduled at: 2^61 ps, about 26.7 days of simulated time. Below
+/// it a time plus a few more durations (each cost is at most 1 s, cost/profile.h) cannot overflow
+/// the int64 picoseconds of sim/time.h, so a run that would need more time stops cleanly instead.
+inline constexpr Ps kHorizon{std::int64_t{1} << 61};
+
+/// at()/after() beyond kHorizon: the run asked for more simulated time than the engine represents
+/// (in practice costs, times or iterations out of any sane range). Bad input (exit 2); the scenario
+/// layer adds the run's place and its largest cost.
+class HorizonError : public InputError {
+ public:
+  HorizonError()
+      : InputError("simulated time", "the run would pass 2^61 ps (26.7 days of simulated time), more than the engine "
+                                     "represents: the costs, times or iterations are out of range") {}
+};
 
 namespace detail {
 
@@ -114,10 +130,11 @@ class BasicSimulator {
   /// Current simulated time (the time of the event being run, or of the last one run).
   Ps now() const noexcept { return now_; }
 
-  /// Schedules `f` at absolute time `when` (>= now()). Throws std::logic_error if when < now().
+  /// Schedules `f` at absolute time `when` (>= now()). Throws std::logic_error if when < now(),
+  /// HorizonError if when > kHorizon.
   template <class F>
   void at(Ps when, F&& f) {
-    if (when < now_) throw std::logic_error("sim::Simulator::at: time in the past");
+    if (when < now_ || when > kHorizon) [[unlikely]] bad_time(when);
     const std::uint32_t s = pool_.alloc();
     emplace(pool_[s], std::forward<F>(f));
     queue_.push(EventKey{when.v, next_seq_++, s});
@@ -125,7 +142,10 @@ class BasicSimulator {
 
   /// Schedules `f` after `delay` (>= 0) from now().
   template <class F>
-  void after(Ps delay, F&& f) { at(now_ + delay, std::forward<F>(f)); }
+  void after(Ps delay, F&& f) {
+    if (delay > kHorizon) [[unlikely]] throw HorizonError();  // now_ + delay must not overflow
+    at(now_ + delay, std::forward<F>(f));
+  }
 
   /// Runs events until the queue is empty or stop() is called. Returns the number of events run.
   std::uint64_t run() {
@@ -178,6 +198,11 @@ class BasicSimulator {
 
  private:
   using Slot = detail::SlotPool::Slot;
+
+  [[noreturn]] void bad_time(Ps when) const {
+    if (when > kHorizon) throw HorizonError();
+    throw std::logic_error("sim::Simulator::at: time in the past");
+  }
 
   void run_one() {
     const EventKey k = queue_.pop();

@@ -162,7 +162,7 @@ TEST(ProfileDist, Errors_NameFileLineColumnAndKey) {
               HasSubstr("p.toml:6:1: cost.guest.eoi.value: value 10 ns is not the mean of the bins (25 ns) within 1 %"));
   EXPECT_THAT(error_of("[cost.guest.eoi]\nvalue = 2e12\nunit = \"ms\"\nsource = \"s\"\n"), HasSubstr("cost.guest.eoi.unit: unit mismatch"));
   EXPECT_THAT(error_of("[cost.guest.eoi]\nvalue = 1e15\nunit = \"ns\"\nsource = \"s\"\n"),
-              HasSubstr("p.toml:6:1: cost.guest.eoi.value: 1000000000000000 ns is out of range for a primitive cost (above 1000 s)"));
+              HasSubstr("p.toml:6:1: cost.guest.eoi.value: 1000000000000000 ns is out of range for a primitive cost (above 1 s)"));
   EXPECT_THAT(error_of(e + "spread = 50\n"), HasSubstr("cost.guest.eoi.spread: a relative standard deviation of 50 is not a plausible cost spread"));
 }
 

@@ -6,6 +6,7 @@
 //   mode (string, "fast")            "fast" or "slow" (slow: +1 hypercall per send)
 //   lost (int, 0)                    value of the "lost" counter
 //   drop (bool, false)               record no latency sample (as when every IPI is lost)
+//   horizon (bool, false)            throw sim::HorizonError (a run past the engine's time horizon)
 // Metric "latency" (ns) = base_ns + cost, counters sends = iterations, hypercalls, lost, and a long
 // per-kind counter. Parameter type errors name file:line via the node's source region.
 #pragma once
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "sim/engine.h"
 #include "topology/toml_read.h"
 #include "workload/workload.h"
 
@@ -48,6 +50,7 @@ class FakeWorkload : public workload::Workload {
     const toml::node* dn = spec.params.table().get("drop");
     const bool drop = dn && dn->value_or(false);
     const cost::Cost& c = spec.profile.get(cost_key);
+    if (const toml::node* hn = spec.params.table().get("horizon"); hn && hn->value_or(false)) throw sim::HorizonError();
     workload::Metric m;
     m.name = "latency";
     m.unit = "ns";
@@ -99,7 +102,8 @@ inline const workload::WorkloadInfo& fake_info() {
        {"jitter", "bool", "false", ""},
        {"mode", "string", "fast", "fast|slow"},
        {"lost", "int", "0", ""},
-       {"drop", "bool", "false", ""}},
+       {"drop", "bool", "false", ""},
+       {"horizon", "bool", "false", ""}},
       [] { return std::make_unique<FakeWorkload>(); }};
   return info;
 }
