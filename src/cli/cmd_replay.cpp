@@ -19,11 +19,17 @@ recorded time from the same CPU, mapped onto the scenario VM's vCPUs (trace CPU 
 mapping is printed), through each variant of the scenario (its host, VM, cost profile and mechanism).
 The modelled latency is send start -> first handler instruction, the span the trace measures
 (ipi_send_* -> irq_vectors:*_entry). Kinds map to x86 vectors: reschedule 0xFD, call-function 0xFC,
-call-function-single 0xFB, irq-work 0xF6.
+call-function-single 0xFB, irq-work 0xF6 (arm64 SGIs for an Arm mechanism).
+
+The trace's architecture is read from its handler events (irq_vectors:* is x86, ipi:ipi_entry is
+arm64) and printed; a variant whose mechanism is of the other architecture (an x86 trace through a
+GICv4.1 scenario) gets a warning on stderr, in the table and in the JSON: the replay still runs, but
+its measured and modelled columns then come from different machines.
 
 Examples:
   ipilab replay "$(ipilab list --data-dir)/data/traces/mixed.dat" --scenario seed000-send-ipi-one
-  ipilab replay mytrace.txt --scenario seed000-send-ipi-one --variant mainline --json out.json)");
+  ipilab replay "$(ipilab list --data-dir)/data/traces/pipe.dat" --scenario seed000-send-ipi-one --variant mainline --json out.json
+  ipilab replay "$(ipilab list --data-dir)/data/traces/mixed.dat" --scenario seed003-ipi-hw   # warns: x86 trace, arm64 mechanism)");
   cmd->add_option("TRACE", args->trace, "trace file: trace.dat (v6/v7), trace-cmd report text, or tracefs trace text")
       ->required();
   cmd->add_option("--scenario,-s", args->scenario, "built-in scenario name or scenario file")->required();

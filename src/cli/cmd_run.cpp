@@ -13,28 +13,39 @@ namespace ipilab::cli {
 namespace {
 
 constexpr const char* kRunHelp = R"(Simulates every variant of a scenario with the discrete-event model and prints them side by
-side: the main metric (cycles per iteration for x86 guest loops, ns for Arm micro-benchmarks) with
-mean, p50, p99 and the change against the first variant, the counters (sends, hypercalls, native
-fallbacks, misdelivered, lost IPIs), where the time goes (breakdown per modeled step), the throughput
-and every shared resource's utilisation and queue wait (call_single_queues, interrupt windows, the
-hypervisor on each physical CPU, ITS ports), and where each cost comes from. Every figure is a sum of
-modeled steps priced by the scenario's cost profile and the host's latency matrix.
+side, one screen per scenario: the main metric (cycles per iteration for x86 guest loops, ns for
+Arm micro-benchmarks) with mean, p50, p99 and the change against the first variant, the key
+counters that differ between variants (hypercalls, native fallbacks, ICR or GITS_SGIR writes, VM
+exits, coalesced calls, lost and misdelivered IPIs), a check column with the expected (published)
+values, and the published figure the scenario reproduces. A variant without samples (every IPI
+lost) shows dashes, never 0.
+
+--details (-v) adds, per variant: the settings it resolved, the other metrics (send cost, delivery
+latency), every counter, the throughput, each shared resource's utilisation and queue wait
+(call_single_queues, interrupt windows, the hypervisor on each physical CPU, ITS ports), where
+the time goes (each step names the cost key it was priced with) and the checks. --json has all of
+it, with every cost's value and source. Every figure is a sum of modeled steps priced by the
+scenario's cost profile and the host's latency matrix.
 
 SCENARIO is a built-in name (ipilab list --scenarios) or a path to a scenario TOML file
-(format: scenarios/README.md). With no SCENARIO, runs the default set (scenarios/default.list):
-the reproductions of the seed experiments.
+(format: scenarios/README.md in the data folder). With no SCENARIO, runs the default set: the
+reproductions of the seed experiments.
 
 The same scenario, seed and iterations give byte-identical tables and JSON. Progress lines (with
 wall times) go to stderr when it is a terminal, or with --progress.
 
 Examples:
-  ipilab run                                   # the default scenarios
+  ipilab run                                   # the default scenarios (seed 000 and seed 003)
   ipilab run seed000-send-ipi-one --check      # exit 1 if a published figure is not reproduced
-  ipilab run my.toml --variant mainline --iterations 100000 --json out.json --plot cdf.svg
-  ipilab run seed003-ipi-hw --json - | jq '.variants[].metrics.ipi_round_trip'
+  ipilab run seed003-ipi-hw --details          # what each variant resolved, its resources and steps
+  ipilab run seed000-vp-index --plot cdf.png   # CDF per variant; the one that loses every IPI is named, not drawn
+  ipilab run seed000-send-ipi-one --variant mainline --iterations 100000 --json out.json
+  ipilab run "$(ipilab list --data-dir)/scenarios/example-multicast.toml"   # a scenario file: copy it to make yours
+  ipilab run seed003-ipi-hw --json - | jq '.variants[].metrics.ipi_round_trip.mean'
 
-JSON contract: docs/json.md. Exit status 2 on bad input (the message names file:line:key),
-1 when --check finds a missed expectation, 3 when --plot has no gnuplot.)";
+JSON contract: docs/json.md. Exit status 2 on bad input (the message names file:line:key; a cost
+above 1 s or a run past 26.7 days of simulated time is bad input too), 1 when --check finds a
+missed expectation, 3 when --plot has no gnuplot.)";
 
 }  // namespace
 
