@@ -178,33 +178,38 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream&
 
   // Text: one row per kind, measured next to each variant's model (p50 / p99, ns).
   std::string txt = fmt::format("== replay of {} through scenario {} ==\n", a.trace, ps.name);
-  txt += fmt::format("  IPIs       {} sends in the trace, {} replayed{}\n", total, sends.size(),
-                     dropped_self ? fmt::format(" ({} targets dropped: same vCPU as the sender after mapping)", dropped_self) : "");
+  txt += fmt::format("  IPIs       {} sends in the trace, {} replayed{}\n", report::format_count(total), report::format_count(sends.size()),
+                     dropped_self ? fmt::format(" ({} targets dropped: same vCPU as the sender after mapping)",
+                                                report::format_count(dropped_self))
+                                  : "");
   if (inexact)
-    txt += fmt::format("  kinds      {} sends of a kind without a vector of its own went out as call-function-single\n", inexact);
+    txt += fmt::format("  kinds      {} sends of a kind without a vector of its own went out as call-function-single\n",
+                       report::format_count(inexact));
   txt += fmt::format("  mapping    trace CPU -> vCPU of a {}-vCPU VM: {}\n", vcpus, mapping);
   txt += fmt::format("  arch       trace: {}\n", arch ? fmt::format("{} ({})", workload::arch_name(arch->arch), arch->evidence)
                                                       : std::string("not known (no handler events of either architecture)"));
   for (const auto& w : warnings) txt += report::wrap("  WARNING   ", w, std::string(13, ' '));
-  txt += "  latency    send -> handler entry, ns: p50 / p99 (count)\n\n";
-  std::string header = fmt::format("  {:<22} {:>24}", "kind", "measured (trace)");
-  for (const auto& row : rows) header += fmt::format(" {:>26}", row.name.substr(0, 26));
-  txt += header + "\n";
+  txt += "  latency    send -> handler entry, ns: p50 / p99 (count); whole ns, thousands grouped\n\n";
+  // One format in every cell: whole ns and counts, ',' between thousands; "—" without samples.
+  auto cell = [](double p50, double p99, std::uint64_t n) {
+    return fmt::format("{} / {} ({})", report::format_fixed(p50, {0}), report::format_fixed(p99, {0}), report::format_count(n));
+  };
+  std::vector<std::string> head = {"kind", "measured (trace)"};
+  for (const auto& row : rows) head.push_back(row.name);
+  report::Table table(head, {0});
   for (const auto& k : kinds) {
-    std::string line = fmt::format("  {:<22}", k);
+    std::vector<std::string> line = {k};
     auto it = measured.find(k);
-    line += it == measured.end() ? fmt::format(" {:>24}", "-")
-                                 : fmt::format(" {:>24}", fmt::format("{:.0f} / {:.0f} ({})", it->second.percentile(50),
-                                                                     it->second.percentile(99), it->second.count()));
+    line.push_back(it == measured.end() ? "—" : cell(it->second.percentile(50), it->second.percentile(99), it->second.count()));
     for (const auto& row : rows) {
       auto m = row.r.latency_by_kind.find(k);
-      line += m == row.r.latency_by_kind.end() || m->second.count() == 0
-                  ? fmt::format(" {:>26}", "-")
-                  : fmt::format(" {:>26}", fmt::format("{:.0f} / {:.0f} ({})", m->second.percentile(50) / 1000,
-                                                      m->second.percentile(99) / 1000, m->second.count()));
+      line.push_back(m == row.r.latency_by_kind.end() || m->second.count() == 0
+                         ? "—"
+                         : cell(m->second.percentile(50) / 1000, m->second.percentile(99) / 1000, m->second.count()));
     }
-    txt += line + "\n";
+    table.add(std::move(line));
   }
+  txt += table.render("  ");
   txt += "\n";
   for (const auto& row : rows) {
     std::string s;
