@@ -173,7 +173,7 @@ std::string vm_label(const topology::Vm& vm) {
     if (v.initial_state == topology::VcpuState::Halted) halted.push_back(v.cpu);
     if (v.initial_state == topology::VcpuState::Polling) polling.push_back(v.cpu);
     if (v.vp_index != static_cast<std::uint32_t>(v.cpu))
-      remap += fmt::format("{}{}->{}", remap.empty() ? "" : ",", v.cpu, v.vp_index);
+      remap += fmt::format("{}{}->{}", remap.empty() ? "" : ",", v.cpu, topology::vp_index_text(v.vp_index));
   }
   std::vector<int> sorted = pcpus;
   std::sort(sorted.begin(), sorted.end());

@@ -1,7 +1,6 @@
 #include "topology/vm.h"
 
 #include <charconv>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -22,10 +21,26 @@ std::string_view vcpu_state_name(VcpuState s) {
 }
 
 int Vm::cpu_of_vp_index(std::uint32_t vp) const noexcept {
+  if (vp == kVpInval) return -1;
   for (const Vcpu& v : vcpus)
     if (v.vp_index == vp) return v.cpu;
   return -1;
 }
+
+std::vector<int> Vm::cpus_of_vp_index(std::uint32_t vp) const {
+  std::vector<int> out;
+  if (vp == kVpInval) return out;
+  for (const Vcpu& v : vcpus)
+    if (v.vp_index == vp) out.push_back(v.cpu);
+  return out;
+}
+
+std::string Vm::vp_index_place(int cpu, std::string_view fallback) const {
+  if (auto it = vp_index_places.find(cpu); it != vp_index_places.end()) return it->second;
+  return fmt::format("{}: vm.vp_index.{}", fallback, cpu);
+}
+
+std::string vp_index_text(std::uint32_t vp) { return vp == kVpInval ? std::string("inval") : std::to_string(vp); }
 
 Vm Vm::make(const Host& host, int n, const std::vector<int>& pcpus, int nr_cpus) {
   if (n < 1 || static_cast<std::size_t>(n) != pcpus.size())
@@ -147,14 +162,31 @@ Vm parse_vm(const toml::table& t, const Host& host, std::string_view file, std::
       if (ec != std::errc() || p != ks.data() + ks.size() || c < 0 || c >= n)
         throw InputError(toml_read::place(file, k.source(), kp),
                          fmt::format("key must be a guest CPU number in 0..{}", n - 1));
-      vm.vcpus[static_cast<std::size_t>(c)].vp_index =
-          static_cast<std::uint32_t>(toml_read::node_int(v, file, kp, 0, 0xFFFFFFFEll));
-    }
-    std::unordered_map<std::uint32_t, int> seen;
-    for (const Vcpu& v : vm.vcpus) {
-      auto [it, fresh] = seen.try_emplace(v.vp_index, v.cpu);
-      if (!fresh)
-        r.fail("vp_index", fmt::format("CPUs {} and {} both have VP index {}", it->second, v.cpu, v.vp_index));
+      const std::string where = toml_read::place(file, v.source(), kp);
+      std::uint32_t value = 0;
+      if (const auto* s = v.as_string()) {
+        if (s->get() != "inval")
+          throw InputError(where, fmt::format("'{}' is not a VP index; give a number (0..2147483647) or \"inval\" "
+                                              "(VP_INVAL: the guest has not read HV_X64_MSR_VP_INDEX yet)",
+                                              s->get()));
+        value = kVpInval;
+      } else if (!v.as_integer()) {
+        throw InputError(where, fmt::format("expected an integer or \"inval\", got {}", toml_read::type_name(v)));
+      } else {
+        const std::int64_t x = v.as_integer()->get();
+        if (x < 0 || x > 0xFFFFFFFFll)
+          throw InputError(where, fmt::format("VP index {} is outside 0..2147483647", x));
+        if (x == 0xFFFFFFFFll)
+          throw InputError(where, "4294967295 is VP_INVAL: write \"inval\" to say so");
+        if (x > 0x7FFFFFFFll)
+          throw InputError(where, fmt::format("VP index {} reads as a negative int in Linux (hv_cpu_number_to_vp_number "
+                                              "returns int), which indexes bitmaps out of bounds: undefined, not "
+                                              "modelled; use 0..2147483647 or \"inval\"",
+                                              x));
+        value = static_cast<std::uint32_t>(x);
+      }
+      vm.vcpus[static_cast<std::size_t>(c)].vp_index = value;
+      vm.vp_index_places[c] = where;
     }
   }
   r.finish();
