@@ -30,6 +30,7 @@
 #include "topology/vm.h"
 #include "workload/params.h"
 #include "workload/plan.h"
+#include "workload/workload.h"
 
 namespace ipilab::workload {
 
@@ -77,6 +78,9 @@ class Mechanism {
   virtual std::vector<std::pair<std::string, std::string>> settings() const = 0;
   /// Remarks for the reader about the configuration (e.g. "the vPE table is shared by all CPUs").
   virtual std::vector<std::string> notes() const { return {}; }
+  /// The run's sample send shown exactly (workload.h SampleHypercall); nullopt when the mechanism
+  /// issues no hypercalls or planned no send.
+  virtual std::optional<SampleHypercall> sample_hypercall() const { return std::nullopt; }
 };
 
 /// What a mechanism is built from (one per run).

@@ -88,6 +88,7 @@ RunResult assemble(const RunSpec& spec, Bound& b, RunOutput&& out, std::vector<M
   }
   r.settings = std::move(settings);
   r.events = out.events;
+  r.sample_hypercall = b.mechanism->sample_hypercall();
   return r;
 }
 

@@ -93,6 +93,24 @@ struct Throughput {
   double calls_per_second = 0;  ///< calls, IPI sends and wake-ups the programs completed (Op::Call, Ipi, Wake)
 };
 
+/// One send of the run shown exactly: the first send the core asked the mechanism to plan
+/// (deterministic for a scenario and seed), with every hypercall as it went on the wire. Filled by the
+/// mechanisms whose guest side issues Hyper-V hypercalls (hyperv); JSON: docs/json.md
+/// ("sample_hypercall"), text: scenario/sample_hypercall.h.
+struct SampleHypercall {
+  std::string call;               ///< "CPU 0: apic->send_IPI(cpu 1, vector 0xfb)"
+  /// An `ipilab hv send` command that runs the same send on the same guest and host ("" when none
+  /// exists; then no_command_reason says why).
+  std::string command;
+  std::string no_command_reason;
+  /// `ipilab hv send`'s text for it: each hypercall's control word decoded, RDX/R8 or the input
+  /// QWORDs decoded per the TLFS, the host's answer, the fallback, the oracle's verdict.
+  std::string text;
+  /// {"call", "linux", "kvm", "command", then `hv send --json`'s "hypercalls", "fallback",
+  /// "returned", "oracle"} (docs/json.md).
+  nlohmann::ordered_json json;
+};
+
 struct RunResult {
   /// metrics[0] is the main metric (the one compared across variants).
   std::vector<Metric> metrics;
@@ -111,6 +129,8 @@ struct RunResult {
   std::vector<std::pair<std::string, std::string>> settings;
   /// Simulated events, for the speed report.
   std::uint64_t events = 0;
+  /// The mechanism's sample send (nullopt for mechanisms without hypercalls).
+  std::optional<SampleHypercall> sample_hypercall;
 };
 
 class Workload {
