@@ -11,6 +11,7 @@
 
 #include "scenario/report.h"
 #include "scenario/report_format.h"
+#include "scenario/sample_hypercall.h"
 
 namespace ipilab::scenario::report {
 
@@ -243,6 +244,11 @@ std::string section_breakdown(const ScenarioResult&, const VariantResult& v, con
                             kCont, n, steps.size());
 }
 
+// The run's first send exactly as `ipilab hv send` prints it (an x86 Hyper-V variant only).
+std::string section_sample(const ScenarioResult&, const VariantResult& v, const TextOptions&) {
+  return format_sample_hypercall(v.result, kInd);
+}
+
 constexpr ScenarioSection kScenarioSections[] = {section_common_settings, section_other_metrics, section_throughput,
                                                  section_resources, section_checks};
 
@@ -255,6 +261,7 @@ constexpr NamedVariantSection kVariantSections[] = {
     {section_settings},
     {section_setup},
     {section_counters},
+    {section_sample},
     {section_breakdown, "time", "steps"},
 };
 

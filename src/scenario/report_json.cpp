@@ -2,6 +2,7 @@
 #include <string>
 
 #include "scenario/report.h"
+#include "scenario/sample_hypercall.h"
 
 namespace ipilab::scenario {
 
@@ -82,6 +83,7 @@ ojson to_json(const ScenarioResult& r) {
     if (auto& pf = jv["provenance"]; pf.is_object() && pf.contains("file") && pf["file"] == v.profile_path)
       pf["file"] = v.profile_file;
     jv["events"] = v.result.events;
+    jv["sample_hypercall"] = sample_hypercall_json(v.result);
     ojson checks = ojson::array();
     for (const auto& c : r.checks) {
       if (c.expect.variant != v.name) continue;
