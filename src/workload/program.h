@@ -10,7 +10,9 @@
 //   Mark        an iteration starts here (the core counts iterations globally for warm-up and the
 //               end of the run, and times each agent's mark-to-mark span)
 //   Compute     guest work for a time (or one priced step); interrupts are taken meanwhile and steal
-//               their time from it
+//               their time from it. With `host` set it is host work on the vCPU's behalf instead
+//               (e.g. KVM's ITS commands and their completion wait): the vCPU is out of the guest, so
+//               interrupts reaching it stay pending until it ends
 //   Call        smp_call_function_single / _many(targets, func, wait): queue one CSD per target
 //               (guest.csd_queue each), llist_add to the target's call_single_queue — a target whose
 //               queue was not empty gets no IPI of its own (Linux __smp_call_single_queue) — send
@@ -43,6 +45,7 @@ struct Op {
   Code code = Code::Stop;
   Addressing addressing = Addressing::One;  ///< Call / Ipi
   bool wait = false;                        ///< Call: csd_lock_wait; Ipi: spin until the handler's flag
+  bool host = false;                        ///< Compute: host work, the guest is not running (no interrupts)
   std::uint16_t func = 0;                   ///< Call: CSD function; Ipi: handler body (RunConfig tables)
   std::uint16_t tag = 0;                    ///< Ipi: which per-tag delivery histogram (replay kinds)
   std::uint32_t vector = 0;                 ///< Call / Ipi: the vector (or SGI) to send
@@ -62,6 +65,12 @@ struct Op {
   static Op compute(sim::Ps t) {
     Op o = of(Code::Compute);
     o.time = t;
+    return o;
+  }
+  /// Host work for `t` on the vCPU's behalf (see Compute above).
+  static Op host_work(sim::Ps t) {
+    Op o = compute(t);
+    o.host = true;
     return o;
   }
   static Op compute_step(int step) {

@@ -586,8 +586,9 @@ void Core::begin_op(Agent& g, Ps now) {
         bd_.add(s.id, d);
       }
       g.phase = Phase::Compute;
-      g.interruptible = true;
+      g.interruptible = !g.op.host;
       g.base_due = now + d;
+      if (g.op.host) g.irq_off_until = std::max(g.irq_off_until, g.base_due);  // out of the guest: interrupts wait
       schedule_step(g, g.base_due);
       return;
     }
