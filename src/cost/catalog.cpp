@@ -16,6 +16,7 @@ constexpr std::string_view kPv = "mechanisms kvm-pv (and hyperv on KVM)";
 constexpr std::string_view kVsgi = "mechanism gicv4.1-vsgi";
 constexpr std::string_view kArm = "mechanisms gicv4.1-vsgi, gicv3-emulated-sgi";
 constexpr std::string_view kEmu = "mechanism gicv3-emulated-sgi";
+constexpr std::string_view kItsCmd = "mechanism gicv4.1-vsgi, when a workload issues ITS commands (its_commands)";
 constexpr std::string_view kWake = "workload wakeup (remote wake-ups through the call-single queue)";
 constexpr std::string_view kMem =
     "recorded only: ipilab measure writes it from its c2c pairs; the simulator prices every line transfer from the host latency "
@@ -69,6 +70,12 @@ constexpr CostKeyInfo kCatalog[] = {
     {gic_vgic_queue_sgi.name, D, "vgic_v3_queue_sgi for one target: irq_lock, pending_latch, vgic_queue_irq_unlock (ap_list insert under the target's ap_list_lock)", kEmu},
     {gic_vcpu_kick.name, D, "kvm_vcpu_kick of a running target from EL2: the physical IPI (smp_send_reschedule) issued on the sender's pCPU", kEmu},
     {gic_kick_exit.name, D, "target vCPU: exit on the kick, vgic_flush_lr_state writes the SGI into a list register, re-entry, until the guest can take it", kEmu},
+    {its_creadr_read.name, D, "one GITS_CREADR read (a non-posted MMIO read of the ITS, until the value is back) from a CPU on the ITS's node, without socket crossings (those come from the host latency matrix, there and back)", kItsCmd},
+    {its_command_write.name, D, "writing one 32-byte command into the ITS command queue under its->lock (its_allocate_entry's slot, the builder, dsb(ishst)), per command", kItsCmd},
+    {its_cwriter_write.name, D, "posted MMIO write to GITS_CWRITER, until the ITS sees it, without socket crossings", kItsCmd},
+    {its_command_process.name, D, "the ITS executing one command from its queue (fetch the 32 bytes, decode, update tables, advance GITS_CREADR); one command at a time per ITS", kItsCmd},
+    {its_wait_udelay.name, D, "udelay(1) between two GITS_CREADR reads in its_wait_for_range_completion", kItsCmd},
+    {gic_vgic_mmio_trap.name, D, "a guest MMIO write to its redistributor's SGI frame (GICR_ISENABLER0/ICENABLER0/IPRIORITYR) trapping to KVM and back: data abort, decode, vgic MMIO dispatch, excluding the ITS commands it sends", kItsCmd},
     // Cache coherence.
     {mem_cacheline_smt.name, D, "one-way cache-line transfer between SMT siblings", kMem, true},
     {mem_cacheline_same_node.name, D, "one-way cache-line transfer between cores of one NUMA node", kMem, true},

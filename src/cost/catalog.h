@@ -73,6 +73,13 @@ inline constexpr CostKey gic_sgi_trap_return{"gic.sgi_trap_return"};
 inline constexpr CostKey gic_vgic_queue_sgi{"gic.vgic_queue_sgi"};
 inline constexpr CostKey gic_vcpu_kick{"gic.vcpu_kick"};
 inline constexpr CostKey gic_kick_exit{"gic.kick_exit"};
+// Arm GIC: the host driver's ITS commands and their completion wait (workload its_commands).
+inline constexpr CostKey its_creadr_read{"its.creadr_read"};
+inline constexpr CostKey its_command_write{"its.command_write"};
+inline constexpr CostKey its_cwriter_write{"its.cwriter_write"};
+inline constexpr CostKey its_command_process{"its.command_process"};
+inline constexpr CostKey its_wait_udelay{"its.wait_udelay"};
+inline constexpr CostKey gic_vgic_mmio_trap{"gic.vgic_mmio_trap"};
 // Cache coherence.
 inline constexpr CostKey mem_cacheline_smt{"mem.cacheline_smt"};
 inline constexpr CostKey mem_cacheline_same_node{"mem.cacheline_same_node"};

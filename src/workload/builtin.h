@@ -11,5 +11,6 @@ WorkloadInfo describe_multicast();                 // multicast.cpp
 WorkloadInfo describe_kick();                      // kick.cpp
 WorkloadInfo describe_storm();                     // storm.cpp
 WorkloadInfo describe_wakeup();                    // wakeup.cpp
+WorkloadInfo describe_its_commands();              // its_commands.cpp
 
 }  // namespace ipilab::workload

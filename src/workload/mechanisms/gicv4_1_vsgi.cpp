@@ -13,6 +13,9 @@
 // its.rd_hop; the interconnect from the ITS's node to the target redistributor's; gic.rd_vsgi_pending.
 // Arrival: resident (running) target: nothing more; halted (WFI, vPE not resident, doorbell):
 // vcpu.halt_wakeup. Handler prologue: gic.ack_iar.
+//
+// ITS commands (VMOVP, VSGI, INVDB and their completion wait) are timed by gicv4_1_its_commands.h
+// when a workload issues them (its_commands); `its_wait` picks the driver's completion predicate.
 #include <algorithm>
 #include <map>
 
@@ -21,6 +24,7 @@
 #include "common/error.h"
 #include "workload/mechanisms/arm_common.h"
 #include "workload/mechanisms/builtin.h"
+#include "workload/mechanisms/gicv4_1_its_commands.h"
 
 namespace ipilab::workload {
 namespace {
@@ -31,11 +35,17 @@ constexpr std::string_view kPolicies[] = {"pre-seed", "post-seed"};
 const ChoiceParam kFind41{"find_4_1_its", "post-seed", kPolicies,
                           "ITS choice for GITS_SGIR: pre-seed (first v4.1 ITS in its_nodes = the last one firmware "
                           "reported) or post-seed (per-CPU local_4_1_its, f1a3fac4095c)"};
+constexpr std::string_view kWaits[] = {"linear", "offsets"};
+const ChoiceParam kItsWait{"its_wait", "linear", kWaits,
+                           "the host driver's ITS completion wait (its_wait_for_range_completion): linear (a050fa5476d4, "
+                           "v5.2-rc4 and stable 4.19.60 / 5.1.19) or offsets (before: spins to the 1 s timeout when CREADR "
+                           "wrapped past the batch); matters when ITS commands are sent (workload its_commands)"};
 
-class Vsgi final : public Mechanism {
+class Vsgi final : public Mechanism, public ItsCommandHost {
  public:
   explicit Vsgi(MechanismContext& ctx) : host_(&ctx.host), vm_(&ctx.vm), pricer_(&ctx.pricer) {
     pol_name_ = ctx.params.get(kFind41);
+    wait_name_ = ctx.params.get(kItsWait);
     policy_ = pol_name_ == "pre-seed" ? gic::Find41Policy::PreSeed : gic::Find41Policy::PostSeed;
     gic_ = std::make_unique<VmGic>(ctx.host, ctx.vm, policy_);
     Pricer& pr = *pricer_;
@@ -88,6 +98,7 @@ class Vsgi final : public Mechanism {
 
   std::vector<std::pair<std::string, std::string>> settings() const override {
     std::vector<std::pair<std::string, std::string>> s{{"mechanism", "gicv4.1-vsgi"}, {"find_4_1_its", pol_name_}};
+    if (commands_) s.emplace_back("its_wait", wait_name_);
     s.emplace_back("vPE tables", fmt::format("CommonLPIAff = {}", host_->gic_common_lpi_aff.value_or(1)));
     // Which ITS each socket's vCPUs write.
     std::map<int, std::pair<int, bool>> by_socket;  // sender socket -> (ITS, local)
@@ -105,6 +116,14 @@ class Vsgi final : public Mechanism {
     return s;
   }
 
+  ItsCommandModel& its_commands() override {
+    if (!commands_)
+      commands_ = std::make_unique<ItsCommandModel>(*host_, *vm_, *gic_, policy_,
+                                                    wait_name_ == "offsets" ? gic::WaitPredicate::Offsets : gic::WaitPredicate::Linear,
+                                                    *pricer_);
+    return *commands_;
+  }
+
   /// The ITS a vCPU's pCPU writes (for the workloads' settings).
   gic::ItsChoice choice(unsigned cpu) const { return gic_->driver->choose_sgir_its(vm_->pcpu_of(static_cast<int>(cpu)), policy_); }
 
@@ -112,9 +131,10 @@ class Vsgi final : public Mechanism {
   const topology::Host* host_;
   const topology::Vm* vm_;
   Pricer* pricer_;
-  std::string pol_name_;
+  std::string pol_name_, wait_name_;
   gic::Find41Policy policy_;
   std::unique_ptr<VmGic> gic_;
+  std::unique_ptr<ItsCommandModel> commands_;
   ArrivalSteps arrival_;
 };
 
@@ -125,9 +145,10 @@ MechanismInfo describe_gicv4_1_vsgi() {
           Arch::Arm,
           "GICv4.1 direct vSGI: the trapped ICC_SGI1R_EL1 becomes one GITS_SGIR write per target to find_4_1_its() "
           "of the sender's pCPU; no exit on a resident target",
-          {info(kFind41)},
+          {info(kFind41), info(kItsWait)},
           {gic_sgi_trap_entry, gic_vgic_dispatch_sgi, gic_sgi_trap_return, its_sgir_write, its_sgir_process, its_rd_hop,
-           gic_rd_vsgi_pending, gic_ack_iar, vcpu_halt_wakeup},
+           gic_rd_vsgi_pending, gic_ack_iar, vcpu_halt_wakeup, its_creadr_read, its_command_write, its_cwriter_write,
+           its_command_process, its_wait_udelay, gic_vgic_mmio_trap},
           [](MechanismContext& ctx) { return std::make_unique<Vsgi>(ctx); }};
 }
 
