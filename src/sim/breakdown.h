@@ -35,6 +35,8 @@ class Breakdown {
     rows_[id].total += d;
     ++rows_[id].count;
   }
+  /// The name of step `id` (registered by step()).
+  const std::string& name(StepId id) const { return rows_.at(id).name; }
   /// Convenience: step(name) then add (a lookup per call; prefer ids in hot loops).
   void add(std::string_view name, Ps d) { add(step(name), d); }
 

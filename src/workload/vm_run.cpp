@@ -178,7 +178,14 @@ class Core {
   void enqueue(Agent& g, unsigned target, const Csd& e, Ps now, std::vector<unsigned>& need);
   bool skip_polling(Agent& g, unsigned target, Ps now);
   Ps execute_send(Agent& g, Ps t, const std::shared_ptr<const SendPlan>& plan, bool call, const Op& op,
-                  std::uint32_t vector, std::span<const unsigned> asked);
+                  std::uint32_t vector, std::span<const unsigned> asked) {
+    return obs_ ? send_steps<true>(g, t, plan, call, op, vector, asked) : send_steps<false>(g, t, plan, call, op, vector, asked);
+  }
+  // The send, instantiated without and with the observer's step hooks (an unobserved run's loop is
+  // the same machine code as before the hooks).
+  template <bool kObserved>
+  Ps send_steps(Agent& g, Ps t, const std::shared_ptr<const SendPlan>& plan, bool call, const Op& op,
+                std::uint32_t vector, std::span<const unsigned> asked);
   void launch(const std::shared_ptr<const SendPlan>& plan, std::uint32_t d, Ps t, PendingIrq irq);
   std::shared_ptr<const SendPlan> plan_for(unsigned sender, std::span<const unsigned> targets, Addressing a,
                                            std::uint32_t vector);
@@ -204,10 +211,34 @@ class Core {
     return node_c2c_[static_cast<std::size_t>(from.node) * nodes_ + static_cast<std::size_t>(to.node)];
   }
   Ps run_steps(const std::vector<PlanStep>& steps, Ps t, int pcpu);
+  // Step and resource hooks of the observer, out of line so that an unobserved run pays one test:
+  // a step of `cpu`'s send hook (cpu != kNoCpu) and/or a step on resource `r` (r != nullptr).
+  static constexpr unsigned kNoCpu = ~0u;
+  [[gnu::cold, gnu::noinline]] void observe_step(unsigned cpu, const sim::Resource* r, Ps asked, Ps start, Ps end,
+                                                 sim::Breakdown::StepId id);
+  [[gnu::cold, gnu::noinline]] void observe_queue(Ps t, unsigned sender, std::span<const unsigned> targets, bool wake) {
+    for (unsigned target : targets) obs_->on_queue(t, sender, target, wake);
+  }
+  /// r.request(t, d).end, reported to the observer.
+  [[gnu::cold, gnu::noinline]] Ps observed_request(sim::Resource& r, Ps t, Ps d, sim::Breakdown::StepId id) {
+    const sim::Grant gr = r.request(t, d);
+    observe_step(kNoCpu, &r, t, gr.start, gr.end, id);
+    return gr.end;
+  }
+  /// on_merge: `irq` merges into the first pending interrupt of its vector and body (arrive()'s rule).
+  [[gnu::cold, gnu::noinline]] void observe_merge(Ps t, const Agent& g, const PendingIrq& irq) {
+    for (std::size_t i = g.pending_head; i < g.pending.size(); ++i)
+      if (g.pending[i].vector == irq.vector && g.pending[i].body == irq.body) {
+        obs_->on_merge(t, g.cpu, irq.ipi, g.pending[i].ipi);
+        return;
+      }
+  }
+  [[gnu::cold, gnu::noinline]] void observe_mark(Ps t, unsigned cpu) { obs_->on_mark(t, cpu, marks_); }
   void mark(Agent& g, Ps now);
   void begin_window(Ps now);
 
   RunConfig& cfg_;
+  Observer* const obs_;  // cfg_.observer: the hooks added for timelines test this copy
   Pricer& pricer_;
   const RunSpec& spec_;
   Mechanism& mech_;
@@ -251,6 +282,7 @@ class Core {
 
 Core::Core(RunConfig& cfg, Pricer& pricer)
     : cfg_(cfg),
+      obs_(cfg.observer),
       pricer_(pricer),
       spec_(*cfg.spec),
       mech_(*cfg.mechanism),
@@ -431,6 +463,7 @@ void Core::begin_window(Ps now) {
 
 void Core::mark(Agent& g, Ps now) {
   ++marks_;
+  if (obs_) [[unlikely]] observe_mark(now, g.cpu);
   if (cfg_.iterations > 0 && marks_ == cfg_.warmup + 1 && !measuring_) begin_window(now);
   if (g.marked && g.mark_measured) {
     if (g.iteration_lost) ++lost_iterations_;
@@ -466,13 +499,23 @@ Ps Core::run_steps(const std::vector<PlanStep>& steps, Ps t, int pcpu) {
   for (const PlanStep& s : steps) {
     const Ps d = s.sample(rng_);
     if (s.lane == Lane::TargetHv || s.lane == Lane::Exit) {
-      t = pcpu_hv_[hv_index_.at(pcpu)].request(t, d).end;
+      sim::Resource& hv = pcpu_hv_[hv_index_.at(pcpu)];
+      if (obs_) [[unlikely]]
+        t = observed_request(hv, t, d, s.id);
+      else
+        t = hv.request(t, d).end;
     } else {
       t += d;
     }
     bd_.add(s.id, d);
   }
   return t;
+}
+
+void Core::observe_step(unsigned cpu, const sim::Resource* r, Ps asked, Ps start, Ps end, sim::Breakdown::StepId id) {
+  const std::string_view label = bd_.name(id);
+  if (r) obs_->on_resource(r->name(), asked, start, end, label);
+  if (cpu != kNoCpu) obs_->on_send_step(cpu, start, end, label);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -744,6 +787,7 @@ void Core::do_call(Agent& g, Ps now) {
   e.func = g.op.func;
   e.wait = g.op.wait;
   e.queued = now;
+  if (obs_) [[unlikely]] observe_queue(now, g.cpu, g.op.targets, false);
   for (unsigned t : g.op.targets) enqueue(g, t, e, now, need_);
   g.pending_acks = g.op.wait ? static_cast<std::uint32_t>(g.op.targets.size()) : 0;
   g.ack_max = g.last_entry = g.send_start = g.send_end = now;
@@ -778,6 +822,7 @@ void Core::do_wake(Agent& g, Ps now) {
     e.origin = g.op_start;
     need_.clear();
     t.task_blocked = false;  // one wake entry per sleep
+    if (obs_) [[unlikely]] observe_queue(now, g.cpu, std::span<const unsigned>(&t.cpu, 1), true);
     enqueue(g, t.cpu, e, now, need_);
     if (need_.size() == 1 && skip_polling(g, need_[0], now)) need_.clear();
     if (!need_.empty()) {
@@ -803,8 +848,9 @@ void Core::do_ipi(Agent& g, Ps now) {
   step(g.cpu);
 }
 
-Ps Core::execute_send(Agent& g, Ps t, const std::shared_ptr<const SendPlan>& plan, bool call, const Op& op,
-                      std::uint32_t vector, std::span<const unsigned> asked) {
+template <bool kObserved>
+Ps Core::send_steps(Agent& g, Ps t, const std::shared_ptr<const SendPlan>& plan, bool call, const Op& op,
+                    std::uint32_t vector, std::span<const unsigned> asked) {
   const SendPlan& p = *plan;
   g.send_start = t;
   g.op_sent = true;
@@ -837,6 +883,8 @@ Ps Core::execute_send(Agent& g, Ps t, const std::shared_ptr<const SendPlan>& pla
       Ps tt = hv.request(t, sum).start;
       for (std::size_t j = k; j < e; ++j) {
         tt += exit_run_[j - k];
+        if constexpr (kObserved)
+          observe_step(g.cpu, &hv, j == k ? t : tt - exit_run_[j - k], tt - exit_run_[j - k], tt, p.sender[j].id);
         while (next < p.deliveries.size() && p.deliveries[next].after_sender_step <= j) {
           PendingIrq irq = base;
           launch(plan, static_cast<std::uint32_t>(next), tt, irq);
@@ -850,6 +898,7 @@ Ps Core::execute_send(Agent& g, Ps t, const std::shared_ptr<const SendPlan>& pla
     const Ps d = p.sender[k].sample(rng_);
     t += d;
     bd_.add(p.sender[k].id, d);
+    if constexpr (kObserved) observe_step(g.cpu, nullptr, t - d, t - d, t, p.sender[k].id);
     while (next < p.deliveries.size() && p.deliveries[next].after_sender_step <= k) {
       launch(plan, static_cast<std::uint32_t>(next), t, base);
       ++next;
@@ -949,7 +998,8 @@ void Core::path_continue(std::shared_ptr<const SendPlan> plan, std::uint32_t d, 
   {
     const PlanStep& s = pd.path[k];
     const Ps dd = s.sample(rng_);
-    t = its_[static_cast<std::size_t>(s.its)].request(t, dd).end;
+    sim::Resource& its = its_[static_cast<std::size_t>(s.its)];
+    t = obs_ ? observed_request(its, t, dd, s.id) : its.request(t, dd).end;
     bd_.add(s.id, dd);
   }
   for (std::uint32_t j = k + 1; j < pd.path.size(); ++j) {
@@ -993,6 +1043,7 @@ void Core::arrive(unsigned a, const PendingIrq& in) {
       break;
     }
   if (cfg_.observer) cfg_.observer->on_arrival(now, a, irq.ipi, irq.merged);
+  if (obs_ && irq.merged) [[unlikely]] observe_merge(now, g, irq);
   if (!irq.merged) g.irq.arrive(now);
   g.pending.push_back(irq);
   if (g.in_handler || g.take_scheduled) return;
@@ -1279,6 +1330,7 @@ void Core::check_waiters(Agent& g) {
 
 RunOutput run_vm(RunConfig& config, Pricer& pricer) {
   if (!config.spec || !config.spec->host || !config.mechanism) throw std::logic_error("run_vm: incomplete RunConfig");
+  if (!config.observer) config.observer = config.spec->observer;
   Core core(config, pricer);
   return core.run();
 }

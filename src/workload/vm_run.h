@@ -113,6 +113,22 @@ class Observer {
   /// instruction at `entry`, done at `end`.
   virtual void on_handler(unsigned /*cpu*/, std::uint64_t /*ipi*/, sim::Ps /*start*/, sim::Ps /*entry*/,
                           sim::Ps /*end*/) {}
+  /// Iteration mark number `n` (1-based, counted over every vCPU as the warm-up and the end are) on `cpu`.
+  virtual void on_mark(sim::Ps /*t*/, unsigned /*cpu*/, std::uint64_t /*n*/) {}
+  /// `sender` adds a CSD (`wake`: a ttwu wake entry) to `target`'s call_single_queue: once per target
+  /// of a call, before any on_request of that call, each of which says how one of them is served.
+  /// (Raw IPIs, Op::Ipi, have no on_queue.)
+  virtual void on_queue(sim::Ps /*t*/, unsigned /*sender*/, unsigned /*target*/, bool /*wake*/) {}
+  /// IPI `ipi` (0: a misdelivered one) merged at `target` into the pending interrupt of IPI `into`
+  /// (0: a misdelivered one): `into`'s handler serves it. Comes right after its on_arrival.
+  virtual void on_merge(sim::Ps /*t*/, unsigned /*target*/, std::uint64_t /*ipi*/, std::uint64_t /*into*/) {}
+  /// A step of `cpu`'s send hook ran from `start` to `end` (`label`: its breakdown row), exit-handling
+  /// steps included. Comes before the send's on_send.
+  virtual void on_send_step(unsigned /*cpu*/, sim::Ps /*start*/, sim::Ps /*end*/, std::string_view /*label*/) {}
+  /// Shared resource `resource` ("pcpu<N>.hypervisor", "its<N>.sgir") ran step `label` from `start` to
+  /// `end`, asked for at `asked` (it queued until `start`).
+  virtual void on_resource(std::string_view /*resource*/, sim::Ps /*asked*/, sim::Ps /*start*/, sim::Ps /*end*/,
+                           std::string_view /*label*/) {}
 };
 
 /// A handler body: what a target runs for one CSD (Call's `func`) or for an Ipi op (`func`).
@@ -140,7 +156,7 @@ struct RunConfig {
   bool uses_calls = false;                 ///< programs issue Op::Call (prices the CSD keys)
   bool uses_wakeups = false;               ///< programs issue Op::Wake / Op::Block
   std::size_t delivery_tags = 0;           ///< per-tag send -> handler entry histograms (Op::Ipi tag)
-  Observer* observer = nullptr;
+  Observer* observer = nullptr;            ///< none: RunSpec::observer (none there either: no cost)
 };
 
 /// Request/IPI accounting over the whole run (warm-up included): every request is served by its own

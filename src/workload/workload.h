@@ -35,6 +35,8 @@
 
 namespace ipilab::workload {
 
+class Observer;  // vm_run.h
+
 /// Everything one run of one variant needs. `profile` is the variant's own copy (overrides applied);
 /// the workload calls profile.get() for every cost it uses, which records provenance.
 struct RunSpec {
@@ -47,6 +49,8 @@ struct RunSpec {
   std::uint64_t seed = 1;
   std::uint64_t iterations = 10000;  ///< measured iterations (after warm-up)
   std::uint64_t warmup = 100;        ///< iterations simulated and discarded first
+  /// Sees the run as it goes (vm_run.h Observer), e.g. a timeline writer; none: no cost. Not owned.
+  Observer* observer = nullptr;
 };
 
 /// One reported metric. Values are in `unit` ("cycles", "ns", "us"): the unit the field uses for it
