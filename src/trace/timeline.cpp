@@ -53,9 +53,14 @@ void write_json_string(std::ostream& out, std::string_view s) {
   out.put('"');
 }
 
-TraceEventWriter::TraceEventWriter(std::ostream& out) : out_(out) {
-  out_ << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
-}
+namespace {
+constexpr std::string_view kDocumentBegin = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+constexpr std::string_view kDocumentEnd = "\n]}\n";
+}  // namespace
+
+TraceEventWriter::TraceEventWriter(std::ostream& out) : out_(out) { out_ << kDocumentBegin; }
+
+TraceEventWriter::TraceEventWriter(std::ostream& out, Fragment) : out_(out), fragment_(true) {}
 
 TraceEventWriter::~TraceEventWriter() {
   if (!finished_) finish();
@@ -63,7 +68,7 @@ TraceEventWriter::~TraceEventWriter() {
 
 std::uint64_t TraceEventWriter::finish() {
   if (!finished_) {
-    out_ << "\n]}\n";
+    if (!fragment_) out_ << kDocumentEnd;
     finished_ = true;
   }
   return events_;
@@ -175,6 +180,23 @@ void TraceEventWriter::flow(std::uint64_t id, Track from, std::uint64_t from_ns,
     if (k == 1) out_ << ",\"bp\":\"e\"";
     out_ << '}';
   }
+}
+
+std::string join_fragments(std::span<const std::string> fragments) {
+  std::size_t n = kDocumentBegin.size() + kDocumentEnd.size();
+  for (const auto& f : fragments) n += f.size() + 2;
+  std::string doc;
+  doc.reserve(n);
+  doc += kDocumentBegin;
+  bool first = true;
+  for (const auto& f : fragments) {
+    if (f.empty()) continue;
+    if (!first) doc += ",\n";
+    first = false;
+    doc += f;
+  }
+  doc += kDocumentEnd;
+  return doc;
 }
 
 void write_chrome_json(const Timeline& t, std::ostream& out) {

@@ -15,12 +15,15 @@
 // events of equal time arbitrarily still finds the slice open.
 //
 // The writer streams: events go to the output as they are added (memory does not grow with the
-// timeline), and finish() closes the JSON document.
+// timeline), and finish() closes the JSON document. A fragment writer writes the events alone, for
+// parts made apart (one per simulated variant, possibly in parallel threads) that join_fragments()
+// puts into one document.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -46,6 +49,9 @@ struct Args {
 class TraceEventWriter {
  public:
   explicit TraceEventWriter(std::ostream& out);
+  /// A fragment writer: events only, comma-separated, no document around them (see join_fragments).
+  struct Fragment {};
+  TraceEventWriter(std::ostream& out, Fragment);
   ~TraceEventWriter();
   TraceEventWriter(const TraceEventWriter&) = delete;
   TraceEventWriter& operator=(const TraceEventWriter&) = delete;
@@ -78,7 +84,7 @@ class TraceEventWriter {
   void common(char ph, Track t, std::uint64_t ts_ns, bool half_ns);
   void write_args(const Args& args);
   std::ostream& out_;
-  bool first_ = true, finished_ = false;
+  bool first_ = true, finished_ = false, fragment_ = false;
   std::uint64_t events_ = 0, flows_ = 0;
 };
 
@@ -113,5 +119,10 @@ struct Timeline {
   std::vector<Flow> flows;
 };
 void write_chrome_json(const Timeline& t, std::ostream& out);
+
+/// One trace-event JSON document of the events of fragment writers (each fragment: what one
+/// TraceEventWriter(out, Fragment{}) wrote; empty ones are skipped), in the order given. Group and
+/// flow ids must be unique across the fragments.
+std::string join_fragments(std::span<const std::string> fragments);
 
 }  // namespace ipilab::timeline
