@@ -29,7 +29,9 @@ its measured and modelled columns then come from different machines.
 Examples:
   ipilab replay "$(ipilab list --data-dir)/data/traces/mixed.dat" --scenario seed000-send-ipi-one
   ipilab replay "$(ipilab list --data-dir)/data/traces/pipe.dat" --scenario seed000-send-ipi-one --variant mainline --json out.json
-  ipilab replay "$(ipilab list --data-dir)/data/traces/mixed.dat" --scenario seed003-ipi-hw   # warns: x86 trace, arm64 mechanism)");
+  ipilab replay "$(ipilab list --data-dir)/data/traces/mixed.dat" --scenario seed003-ipi-hw   # warns: x86 trace, arm64 mechanism
+  ipilab replay "$(ipilab list --data-dir)/data/traces/mixed.dat" --scenario seed000-send-ipi-one --perfetto replay.json
+      # the simulated timeline of the first 1000 sends, beside 'ipilab trace mixed.dat --perfetto' in ui.perfetto.dev)");
   cmd->add_option("TRACE", args->trace, "trace file: trace.dat (v6/v7), trace-cmd report text, or tracefs trace text")
       ->required();
   cmd->add_option("--scenario,-s", args->scenario, "built-in scenario name or scenario file")->required();
@@ -37,6 +39,17 @@ Examples:
   cmd->add_option("--json", args->json, "write the results as JSON to FILE ('-' = stdout instead of the table)");
   cmd->add_option("--max-ipis", args->max_ipis, "replay at most N sends (default 1000000)");
   cmd->add_option("--seed", args->seed, "RNG seed of the model (default 1)");
+  cmd->add_option("--perfetto", args->timeline.perfetto,
+                  "Write the simulated timeline of the first --timeline-limit sends of each variant as Chrome/Perfetto "
+                  "trace-event JSON (docs/trace.md)")
+      ->type_name("FILE.json");
+  cmd->add_option("--events", args->timeline.events,
+                  "Write one row per IPI of that window, in 'ipilab trace --events' columns")
+      ->type_name("FILE.csv|.jsonl");
+  cmd->add_option("--timeline-limit", args->timeline.limit, "Sends of each variant in the --perfetto / --events timeline")
+      ->type_name("N")
+      ->default_str(std::to_string(scenario::kDefaultTimelineSends))
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10'000'000}));
   cmd->callback([args] { scenario::run_replay_command(*args, std::cout, std::cerr); });
 }
 

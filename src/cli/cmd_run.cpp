@@ -42,6 +42,7 @@ Examples:
   ipilab run seed000-send-ipi-one --variant mainline --iterations 100000 --json out.json
   ipilab run "$(ipilab list --data-dir)/scenarios/example-multicast.toml"   # a scenario file: copy it to make yours
   ipilab run seed003-ipi-hw --json - | jq '.variants[].metrics.ipi_round_trip.mean'
+  ipilab run seed003-ipi-hw --perfetto ipi-hw.json   # timeline of the first 100 iterations: ui.perfetto.dev
 
 JSON contract: docs/json.md. Exit status 2 on bad input (the message names file:line:key; a cost
 above 1 s or a run past 26.7 days of simulated time is bad input too), 1 when --check finds a
@@ -69,6 +70,18 @@ void add_run_command(CLI::App& root) {
   cmd->add_option("--plot", opts->plot, "Plot the main metric's distribution (CDF per variant) with gnuplot; "
                                         "several scenarios get their name appended")
       ->type_name("FILE.svg|.png");
+  cmd->add_option("--perfetto", opts->timeline.perfetto,
+                  "Write the simulated timeline of the first --timeline-limit iterations of each variant as "
+                  "Chrome/Perfetto trace-event JSON (as 'ipilab trace --perfetto' does for a real trace; docs/trace.md)")
+      ->type_name("FILE.json");
+  cmd->add_option("--events", opts->timeline.events,
+                  "Write one row per IPI and per queued call of that window, in 'ipilab trace --events' columns")
+      ->type_name("FILE.csv|.jsonl");
+  cmd->add_option("--timeline-limit", opts->timeline.limit,
+                  "Iterations of each variant in the --perfetto / --events timeline (measured ones, after the warm-up)")
+      ->type_name("N")
+      ->default_str(std::to_string(scenario::kDefaultTimelineIterations))
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10'000'000}));
   cmd->add_flag("--check", opts->check, "Exit 1 if a variant misses the scenario's expected values ([scenario.expect])");
   cmd->add_flag("--details,-v", opts->details,
                 "After the table: settings, other metrics, counters, throughput, resources, where the time goes "

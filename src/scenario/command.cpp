@@ -40,11 +40,15 @@ void run_command(const CommandOptions& opts, std::ostream& out, std::ostream& er
     check_plot_path(opts.plot);
     require_gnuplot();
   }
+  check_timeline_options(opts.timeline);
 
   // 2. Parse and prepare everything before running anything.
   RunOverrides ov{opts.seed, opts.iterations, opts.variants};
   std::vector<PreparedScenario> prepared;
   for (const auto& f : files) prepared.push_back(prepare(load_scenario(f), ov, lookup));
+  SimTimeline timeline(opts.timeline, SimTimeline::Unit::Iterations, "ipilab run");
+  for (auto& p : prepared)
+    for (auto& v : p.variants) timeline.observe(v.spec, p.name, v.name, p.info->default_mechanism);
 
   // 3. Run.
   ProgressFn progress;
@@ -60,6 +64,7 @@ void run_command(const CommandOptions& opts, std::ostream& out, std::ostream& er
   if (!opts.plot.empty()) plots = render_plots(results, opts.plot);
   try {
     if (!opts.json.empty() && opts.json != "-") write_file_atomically(opts.json, to_json(results).dump(2) + "\n");
+    err << timeline.write() << std::flush;
     commit_plots(plots);
   } catch (...) {
     discard_plots(plots);

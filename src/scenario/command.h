@@ -3,7 +3,8 @@
 //
 // Order (so that bad input never leaves output behind):
 //   1. resolve every SCENARIO (built-in name or path; none -> scenarios/default.list), check the
-//      --json / --plot targets (folder exists, .svg/.png) and that gnuplot is installed;
+//      --json / --plot / --perfetto / --events targets (folder exists, extension) and that gnuplot
+//      is installed;
 //   2. parse and prepare every scenario (all variants' hosts, VMs, profiles, parameters);
 //   3. run every variant of every scenario (progress lines on `err` when opts.progress);
 //   4. only then print the tables (or JSON with --json -) on `out`, write the JSON file and the plots;
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "scenario/runner.h"
+#include "scenario/timeline.h"
 
 namespace ipilab::scenario {
 
@@ -33,6 +35,7 @@ struct CommandOptions {
   bool breakdown = true;                   ///< within --details: where the time goes
   bool details = false;                    ///< --details / -v: the per-variant sections too
   bool progress = false;                   ///< one line per variant on `err`, with wall time
+  TimelineOptions timeline{};              ///< --perfetto / --events / --timeline-limit (scenario/timeline.h)
 };
 
 /// Runs `ipilab run` (see the file comment). `lookup` finds workloads by name.

@@ -72,6 +72,7 @@ nlohmann::json stats_json(const sim::Histogram& h, double scale) {
 }  // namespace
 
 void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream& err) {
+  check_timeline_options(a.timeline);
   if (!a.json.empty() && a.json != "-") {
     const auto dir = std::filesystem::path(a.json).parent_path();
     std::error_code ec;
@@ -126,7 +127,11 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream&
     workload::ReplayResult r;
   };
   std::vector<Row> rows;
+  SimTimeline timeline(a.timeline, SimTimeline::Unit::Sends,
+                       fmt::format("ipilab replay {}", std::filesystem::path(a.trace).filename().string()));
+  for (auto& v : ps.variants) timeline.observe(v.spec, ps.name, v.name, ps.info->default_mechanism);
   for (auto& v : ps.variants) rows.push_back({v.name, workload::replay(v.spec, sends, ps.info->default_mechanism)});
+  err << timeline.write() << std::flush;
 
   // The architecture the trace was recorded on against each variant's mechanism's.
   std::vector<std::string> warnings;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "workload/mechanism.h"
+#include "scenario/timeline.h"
 
 namespace ipilab::scenario {
 
@@ -28,6 +29,7 @@ struct ReplayOptions {
   std::string json;                 ///< "" none, "-" stdout instead of the table, else a file
   std::uint64_t max_ipis = 1'000'000;
   std::uint64_t seed = 1;
+  TimelineOptions timeline{};       ///< --perfetto / --events / --timeline-limit (the first N sends)
 };
 
 /// Runs the replay and writes the table (or the JSON) to `out`, warnings also to `err` ("ipilab:
@@ -38,6 +40,7 @@ struct ReplayOptions {
 /// handler events, arm64 when it holds ipi:ipi_raise/ipi_entry/ipi_exit) is printed, and a variant
 /// whose mechanism is of the other architecture (an x86 trace through a GICv4.1 scenario) is a
 /// warning in the text, on `err` and in the JSON ("trace_arch", "warnings"); the replay still runs.
+/// The timeline's note (--perfetto / --events: what was written) goes to `err` too.
 void run_replay_command(const ReplayOptions& options, std::ostream& out, std::ostream& err);
 
 /// The architecture a trace was recorded on, from its event counts by name (trace::IpiAnalysis::
