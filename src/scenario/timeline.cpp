@@ -82,6 +82,7 @@ int resource_tid(std::string_view name, int fallback) {
 }  // namespace
 
 void check_timeline_options(const TimelineOptions& o) {
+  if (o.limit && !o.any()) throw InputError("--timeline-limit", "draws nothing without --perfetto FILE.json or --events FILE.csv");
   if (!o.perfetto.empty()) {
     if (fs::path(o.perfetto).extension() != ".json" && !char_device_or_pipe(o.perfetto))
       throw InputError("--perfetto", fmt::format("'{}': the file name must end in .json", o.perfetto));

@@ -66,8 +66,8 @@ struct TimelineOptions {
 };
 
 /// Checks the options before anything runs: the file names' extensions, that each folder exists
-/// and is writable (a device or a pipe is accepted as it is), that a path is not a folder, that the
-/// limit is >= 1. Throws InputError naming the option.
+/// and is writable (a device or a pipe is accepted as it is), that a path is not a folder, that a
+/// limit comes with an output. Throws InputError naming the option.
 void check_timeline_options(const TimelineOptions& options);
 
 class SimTimeline {

@@ -471,6 +471,10 @@ TEST(SimTimeline, BadOutputsAreRefusedBeforeAnythingRuns) {
   bad(o, "--events");
   o.events = "/no/such/folder/t.csv";
   bad(o, "does not exist");
+  o.events = "";
+  o.limit = 5;
+  bad(o, "--timeline-limit");
+  o.limit = 0;
   // Devices are written straight through.
   o.events = "/dev/null";
   o.perfetto = "/dev/null";
