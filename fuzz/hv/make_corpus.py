@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes fuzz/corpus/hv_host/: the ten KVM selftest hyperv_ipi cases (fact sheet §5.2) plus a few
+"""Writes fuzz/corpus/hv_host/: the ten KVM selftest hyperv_ipi cases
+(tools/testing/selftests/kvm/x86/hyperv_ipi.c) plus a few
 validation cases, in fuzz_hv_host's input layout (see fuzz_hv_host.cpp). Run from the repo root."""
 import os
 import struct

@@ -2,8 +2,9 @@
 // sends an IPI: kernel build constants, CPU masks, the CPU -> VP index map, and the Hyper-V features.
 //
 // Sources: include/linux/cpumask.h (v5.4 and v6.3+), arch/x86/Kconfig (NR_CPUS_RANGE_END, MAXSMP),
-// include/asm-generic/mshyperv.h (hv_vp_index, hv_max_vp_index, VP_INVAL), arch/x86/hyperv/hv_apic.c.
-// Fact sheet: /work/shared/reference/hyperv-ipi.md §3.2, §3.5, §3.6.
+// include/asm-generic/mshyperv.h (hv_vp_index, hv_max_vp_index, VP_INVAL, __cpumask_to_vpset),
+// drivers/hv/hv_common.c (hv_common_init, hv_common_cpu_init: where hv_vp_index[] is filled),
+// arch/x86/hyperv/hv_apic.c (__send_ipi_mask_ex).
 //
 // NR_CPUS versus the scan length (which one a helper uses matters for the seed-000 work):
 //  * `struct cpumask` always holds NR_CPUS bits, so `struct cpumask mask = CPU_MASK_NONE;` (pre-seed

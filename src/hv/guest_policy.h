@@ -2,7 +2,7 @@
 // guest runs. Two independent axes, because the seed patch (2019) and the exclude_self rework (2021)
 // changed different functions.
 //
-// SendIpiOneVersion — `__send_ipi_one(cpu, vector)` (fact sheet §3.3, §3.9):
+// SendIpiOneVersion — `__send_ipi_one(cpu, vector)` (hv_apic.c; the seed's v1-v3 postings on LKML):
 //  * kPreSeed (v4.18, where 68bb7bfb7985d added the IPI hooks, through v5.4): `struct cpumask mask = CPU_MASK_NONE;`
 //    cpumask_set_cpu(cpu, &mask); return __send_ipi_mask(&mask, vector). No tracepoint of its own.
 //  * kSeedV2 (LKML 25 Oct 2019, <20191025131546.18794-1-vkuznets@redhat.com>; never merged):
@@ -17,7 +17,8 @@
 //    vp == VP_INVAL -> false; bad vector -> false; vp >= 64 -> __send_ipi_mask_ex(cpumask_of(cpu));
 //    else fast SEND_IPI with BIT_ULL(vp).
 //
-// MaskPathVersion — `__send_ipi_mask`, `__send_ipi_mask_ex`, `cpumask_to_vpset`, allbutself (§3.4-§3.7):
+// MaskPathVersion — `__send_ipi_mask`, `__send_ipi_mask_ex`, `cpumask_to_vpset`, allbutself (hv_apic.c,
+// include/asm-generic/mshyperv.h):
 //  * kV54 (the code of v5.4, the seed's base; the same check order lasted until v5.14, but later
 //    kernels judge statuses with hv_result_success, which kV54 does not model): no exclude_self. hv_send_ipi_mask_allbutself copies the mask
 //    into an on-stack `struct cpumask` (NR_CPUS bits, not zeroed) with cpumask_copy and clears self.
@@ -32,7 +33,7 @@
 //    cpumask_to_vpset_noself, but still uses SET_ALL when mask == present *even with exclude_self*, which
 //    sends a spurious IPI to self (and keeps nr_bank == 0 -> SET_ALL). hv_result_success (low 16 bits).
 //  * kMainline (Vitaly Kuznetsov, Oct 2021, <20211006125016.941616-1-vkuznets@redhat.com>, as in
-//    L6.12 and newer): SET_ALL only when mask == present and !exclude_self; nr_bank <= 0 -> fail; the
+//    Linux 6.12 and newer): SET_ALL only when mask == present and !exclude_self; nr_bank <= 0 -> fail; the
 //    fully-enlightened-TDX exception to the hypercall-page check. hv_result_success.
 // How __send_ipi_one's own fast call is judged: with kV54, `!status` (all 64 bits, as the seed patch
 // wrote it); otherwise hv_result_success.
@@ -58,7 +59,7 @@ struct GuestPolicy {
   static constexpr GuestPolicy seed_v2() { return {SendIpiOneVersion::kSeedV2, MaskPathVersion::kV54}; }
   /// The seed patch v3 on v5.4 = v5.5 (b264f57fde0c).
   static constexpr GuestPolicy seed_v3() { return {SendIpiOneVersion::kSeedV3, MaskPathVersion::kV54}; }
-  /// Current upstream (L6.12 and newer).
+  /// Current upstream (Linux 6.12 and newer).
   static constexpr GuestPolicy mainline() { return {SendIpiOneVersion::kSeedV3, MaskPathVersion::kMainline}; }
 
   friend bool operator==(const GuestPolicy&, const GuestPolicy&) = default;

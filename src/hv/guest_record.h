@@ -17,7 +17,7 @@
 
 namespace ipilab::hv {
 
-/// The six `struct apic` IPI callbacks hv_apic_init hooks (fact sheet §3.7); a native fallback names
+/// The six `struct apic` IPI callbacks hv_apic_init hooks (arch/x86/hyperv/hv_apic.c); a native fallback names
 /// the orig_apic callback it called.
 enum class SendHook : std::uint8_t {
   kSendIpi,                 ///< send_IPI(cpu, vector)

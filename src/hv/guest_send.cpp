@@ -47,7 +47,8 @@ WorkRecord& WorkRecord::operator+=(const WorkRecord& o) noexcept {
 
 namespace {
 
-// hv_send_ipi_ex field offsets in the input page (fact sheet §2.3).
+// hv_send_ipi_ex field offsets in the input page (TLFS HvCallSendSyntheticClusterIpiEx; Linux struct
+// hv_send_ipi_ex).
 constexpr std::uint64_t kExVector = 0;
 constexpr std::uint64_t kExReserved = 4;
 constexpr std::uint64_t kExFormat = 8;

@@ -4,12 +4,13 @@
 //
 // Which code runs is GuestPolicy (guest_policy.h: pre-seed / seed v2 / seed v3 __send_ipi_one; v5.4 /
 // Sep-2021 / mainline mask paths); what the guest knows is GuestConfig (guest_config.h). Sources read
-// for the order of every check: hv_apic.c of v5.4 (pre-seed), the seed patch v2 and v3 mails (fact
-// sheet §3.9), Wei Liu's Sep 2021 patch (dfb5c1e12c28), Vitaly Kuznetsov's Oct 2021 fix, and a current
-// upstream hv_apic.c (intel-lab-lkp/linux 4499d3cb0d88); include/asm-generic/mshyperv.h for
-// __cpumask_to_vpset and hv_do_rep_hypercall. Fact sheet §3.3-§3.8.
+// for the order of every check: hv_apic.c of v5.4 (pre-seed), the seed patch v2 and v3 mails (LKML
+// <20191025131546.18794-1-vkuznets@redhat.com>, <20191027151938.7296-1-vkuznets@redhat.com>), Wei
+// Liu's Sep 2021 patch (dfb5c1e12c28), Vitaly Kuznetsov's Oct 2021 fix, and a current upstream
+// hv_apic.c (intel-lab-lkp/linux 4499d3cb0d88); include/asm-generic/mshyperv.h for __cpumask_to_vpset
+// and hv_do_rep_hypercall; arch/x86/include/asm/trace/hyperv.h for the tracepoints.
 //
-// Hooks and their fallbacks (§3.7):
+// Hooks and their fallbacks (hv_apic_init and the hv_send_ipi* wrappers in hv_apic.c):
 //   send_IPI(cpu)                  __send_ipi_one(cpu)             -> orig_apic.send_IPI(cpu)
 //   send_IPI_mask(m)               __send_ipi_mask(m, false)       -> orig_apic.send_IPI_mask(m)
 //   send_IPI_mask_allbutself(m)    v5.4: copy m to the stack, clear self, __send_ipi_mask(copy);

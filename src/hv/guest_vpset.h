@@ -1,6 +1,6 @@
 // ipilab/hv/guest_vpset.h — Linux's `__cpumask_to_vpset` (include/asm-generic/mshyperv.h; in v5.4
 // `cpumask_to_vpset` in arch/x86/include/asm/mshyperv.h), writing the hv_vpset into the guest's
-// per-CPU input page exactly as the kernel does. Fact sheet §3.6.
+// per-CPU input page exactly as the kernel does.
 //
 // Order of work, identical in v5.4, the Sep 2021 `_noself` variant and mainline's `_skip`:
 //  1. max_bank = hv_max_vp_index / 64; max_bank >= 64 (a VP index >= 4096 exists) -> return 0.

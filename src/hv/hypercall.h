@@ -3,7 +3,8 @@
 //
 // The guest side (guest_policy.h) produces a HypercallRegs (+ the bytes it wrote into its input page);
 // the host side (partition.h) consumes exactly this. The KVM harness fills HypercallRegs from a real
-// vCPU's registers. Sources: TLFS "Hypercall Interface" register conventions; fact sheet §1.3, §4.2.
+// vCPU's registers. Sources: TLFS "Hypercall Interface" register conventions; KVM kvm_hv_hypercall
+// (arch/x86/kvm/hyperv.c), which reads them.
 #pragma once
 
 #include <array>
@@ -21,8 +22,8 @@ struct HypercallRegs {
   std::uint64_t rdx = 0;  ///< slow: input GPA; fast: input bytes 0-7
   std::uint64_t r8 = 0;   ///< slow: output GPA; fast: input bytes 8-15
   std::array<std::array<std::uint64_t, 2>, HV_HYPERCALL_MAX_XMM_REGISTERS> xmm{};  ///< {lo, hi}
-  unsigned cpl = 0;        ///< current privilege level; hypercalls are legal only at CPL0 (§4.2.1)
-  bool protected_mode = true;  ///< CR0.PE; false => #UD (§4.2.1)
+  unsigned cpl = 0;        ///< current privilege level; hypercalls are legal only at CPL0 (TLFS)
+  bool protected_mode = true;  ///< CR0.PE; false => #UD (kvm_hv_hypercall)
   friend bool operator==(const HypercallRegs&, const HypercallRegs&) = default;
 };
 

@@ -2,9 +2,11 @@
 // send (LinuxHvGuest, guest_send.h) against what the host side (Partition, partition.h) delivered,
 // mapped back to guest CPUs through the guest's hv_vp_index, plus what the native APIC fallback sent.
 //
-// Issue 2, item 4 (and fact sheet §3.9 "why v3 matters"): under the seed's v2 `__send_ipi_one`, a CPU
-// below 64 whose VP index is >= 64 gets BIT_ULL(vp) = 1 << (vp & 63) on x86, i.e. the IPI goes to
-// VP (vp & 63) if one exists (misdelivered: `extra`) and never to the intended CPU (lost: `missing`).
+// Michael Kelley's review of the seed's v2 (LKML, 25 Oct 2019,
+// <DM5PR21MB013707183D9E271E60FBD435D7650@DM5PR21MB0137.namprd21.prod.outlook.com>), fixed in v3
+// (b264f57fde0c): under the seed's v2 `__send_ipi_one`, a CPU below 64 whose VP index is >= 64 gets
+// BIT_ULL(vp) = 1 << (vp & 63) on x86, i.e. the IPI goes to VP (vp & 63) if one exists
+// (misdelivered: `extra`) and never to the intended CPU (lost: `missing`).
 // Under v3 and the pre-seed path both lists are empty.
 #pragma once
 

@@ -18,7 +18,7 @@ namespace {
 
 constexpr std::uint32_t kNoVcpu = std::numeric_limits<std::uint32_t>::max();
 
-// Call codes KVM implements besides the two IPI calls (kvm_hv_hypercall's switch, L6.12). They are
+// Call codes KVM implements besides the two IPI calls (kvm_hv_hypercall's switch, Linux 6.12). They are
 // recognised so that the outcome says "not modelled" instead of pretending KVM does not know them.
 constexpr std::uint16_t HVCALL_NOTIFY_LONG_SPIN_WAIT = 0x0008;
 constexpr std::uint16_t HVCALL_POST_MESSAGE = 0x005C;
@@ -52,7 +52,7 @@ bool xen_implements_unmodelled(std::uint16_t code) noexcept {
   return code == HVCALL_NOTIFY_LONG_SPIN_WAIT || is_flush_code(code);
 }
 
-/// is_xmm_fast_hypercall(): codes whose fast form carries input in XMM registers (§4.2.7).
+/// is_xmm_fast_hypercall(): codes whose fast form carries input in XMM registers (KVM hyperv.c).
 bool is_xmm_fast_code(std::uint16_t code) noexcept {
   return code == HVCALL_SEND_IPI_EX || is_flush_code(code);
 }
@@ -171,7 +171,7 @@ std::optional<std::uint32_t> Partition::vcpu_of_vp(std::uint32_t vp) const noexc
 
 namespace {
 
-/// kvm_hv_send_ipi (L6.12) steps a-d: validation and set parsing; delivery is done by the caller.
+/// kvm_hv_send_ipi (Linux 6.12) steps a-d: validation and set parsing; delivery is done by the caller.
 IpiDecision kvm_send_ipi(const PartitionConfig& cfg, const KvmBehaviour& kb, const HypercallControl& hc,
                          const HypercallRegs& regs, const GuestMemory& memory, HostWork& work,
                          DecodedInput& decoded) {
@@ -260,7 +260,8 @@ IpiDecision kvm_send_ipi(const PartitionConfig& cfg, const KvmBehaviour& kb, con
   return d;
 }
 
-/// Xen viridian hvcall_ipi / hvcall_ipi_ex (§4.6). Every error is INVALID_PARAMETER.
+/// Xen viridian hvcall_ipi / hvcall_ipi_ex (xen/arch/x86/hvm/viridian/viridian.c). Every error is
+/// INVALID_PARAMETER.
 IpiDecision xen_send_ipi(const HypercallControl& hc, const HypercallRegs& regs, const GuestMemory& memory,
                          HostWork& work, DecodedInput& decoded) {
   constexpr auto kParam = HvStatus::HV_STATUS_INVALID_PARAMETER;

@@ -5,25 +5,26 @@
 // Source of every behaviour: Linux 6.12 arch/x86/kvm/hyperv.c — kvm_hv_hypercall (validation order),
 // hv_check_hypercall_access, is_xmm_fast_hypercall, kvm_hv_send_ipi, kvm_get_sparse_vp_set /
 // kvm_hv_get_hc_data, kvm_hv_send_ipi_to_many, hv_is_vp_in_sparse_set; and, for the Xen flavour,
-// xen/arch/x86/hvm/viridian/viridian.c (hvcall_ipi, hvcall_ipi_ex). Fact sheet
-// /work/shared/reference/hyperv-ipi.md §4.2 (order), §4.3 (send_ipi), §4.6 (Xen), §5 (test cases).
+// xen/arch/x86/hvm/viridian/viridian.c (hvcall_ipi, hvcall_ipi_ex). Test cases: the KVM selftests
+// tools/testing/selftests/kvm/x86/hyperv_ipi.c and hyperv_features.c (x86_64/ before Linux 6.13).
 //
 // Validation order of Partition::execute (ErrorFlavor::Kvm, the default); the first failing step
-// decides the outcome, and HypercallOutcome::rejected_by names it:
-//   1. CPL != 0 or not protected mode                      -> inject #UD, RAX untouched   (§4.2.1)
-//   2. decode the control word (abi.h decode_control)                                     (§4.2.3)
+// decides the outcome, and HypercallOutcome::rejected_by names it (steps 1-6: kvm_hv_hypercall):
+//   1. CPL != 0 or not protected mode                      -> inject #UD, RAX untouched
+//   2. decode the control word (abi.h decode_control)
 //   3. enforce_cpuid: SEND_IPI needs cluster_ipi_recommended; SEND_IPI_EX needs that and
 //      ex_processor_masks_recommended; FLUSH_*_EX need ex_processor_masks + remote_tlb_flush;
-//      FLUSH_* need remote_tlb_flush                    -> HV_STATUS_ACCESS_DENIED         (§4.2.5)
-//   4. any RsvdZ control bit (31:27, 47:44, 63:60)       -> HV_STATUS_INVALID_HYPERCALL_INPUT (§4.2.6)
+//      FLUSH_* need remote_tlb_flush -> HV_STATUS_ACCESS_DENIED            (hv_check_hypercall_access)
+//   4. any RsvdZ control bit (31:27, 47:44, 63:60)       -> HV_STATUS_INVALID_HYPERCALL_INPUT
 //   5. fast + XMM-capable code (SEND_IPI_EX, the four FLUSH codes): enforce_cpuid and no XMM input
-//      CPUID bit -> inject #UD; otherwise XMM0..XMM5 are read (HostWork::xmm_registers_read)  (§4.2.7)
+//      CPUID bit -> inject #UD; otherwise XMM0..XMM5 are read (HostWork::xmm_registers_read)
+//      (is_xmm_fast_hypercall, kvm_hv_hypercall_read_xmm)
 //   6. dispatch: SEND_IPI with varhead != 0 or rep; SEND_IPI_EX with rep -> INVALID_HYPERCALL_INPUT;
 //      a code KVM implements but ipilab does not model (flush, spin-wait, post message, signal event,
 //      debug, extended calls 0x8001..0x8041) -> HV_STATUS_INVALID_HYPERCALL_CODE with
 //      `modelled == false` and rejected_by "call code implemented by KVM but not modelled by ipilab";
-//      any other code -> HV_STATUS_INVALID_HYPERCALL_CODE                                  (§4.2.8)
-//   7. kvm_hv_send_ipi:                                                                  (§4.3)
+//      any other code -> HV_STATUS_INVALID_HYPERCALL_CODE
+//   7. kvm_hv_send_ipi:
 //      a. no in-kernel LAPIC                              -> INVALID_HYPERCALL_INPUT
 //      b. SEND_IPI slow: read 16 bytes at RDX (fail -> INVALID_HYPERCALL_INPUT); bytes 4..7 (TargetVtl
 //         + padding) are NOT checked. Fast: RDX[63:32] != 0 -> INVALID_HYPERCALL_INPUT; vector =
@@ -82,12 +83,12 @@
 //   - before the Feb 2025 LAPIC check (v5.15 .. v5.18): step 7a is absent and a missing in-kernel
 //     LAPIC oopses the host; such a partition is refused at construction.
 //
-// ErrorFlavor::XenViridian (fact sheet §4.6; xen/arch/x86/hvm/viridian/viridian.c viridian_hypercall,
+// ErrorFlavor::XenViridian (xen/arch/x86/hvm/viridian/viridian.c viridian_hypercall,
 // hvcall_ipi, hvcall_ipi_ex, hv_vpset_to_vpmask, send_ipi):
 //   - front end: Xen checks neither RsvdZ control bits, nor varhead, nor rep count/start, has no
 //     enforce-CPUID access check, no XMM gate and never reads XMM registers, and always has an
 //     in-kernel (Xen) vLAPIC. Steps 3-5, the step-6 varhead/rep checks and 7a are skipped. The CPL /
-//     protected-mode #UD gate (step 1) is kept: Xen's handling of it is not in the fact sheet (UNKNOWN).
+//     protected-mode #UD gate (step 1) is kept: no source read for ipilab says how Xen handles it (UNKNOWN).
 //   - SEND_IPI fast: RDX[63:32] != 0 -> error. Slow: read 16 bytes; TargetVtl or padding (bytes
 //     4..7) != 0 -> error. Then vector outside 0x10..0xFF -> error.
 //   - SEND_IPI_EX fast -> error (never accepted). Slow: read 24 bytes; TargetVtl/padding != 0 ->
@@ -116,11 +117,12 @@ namespace ipilab::hv {
 
 /// Which implementation's error codes and IPI-input checks to follow.
 enum class ErrorFlavor {
-  Kvm,          ///< Linux KVM arch/x86/kvm/hyperv.c (default; fact sheet §4.2-§4.3)
-  XenViridian,  ///< Xen viridian.c: every IPI input error is HV_STATUS_INVALID_PARAMETER (§4.6)
+  Kvm,          ///< Linux KVM arch/x86/kvm/hyperv.c kvm_hv_hypercall / kvm_hv_send_ipi (default)
+  XenViridian,  ///< Xen viridian.c: every IPI input error is HV_STATUS_INVALID_PARAMETER
 };
 
-/// KVM_MAX_VCPUS with CONFIG_MAXSMP (Debian's config): the upper bound of VP indices (§2.5).
+/// KVM_MAX_VCPUS with CONFIG_MAXSMP (Debian's config; arch/x86/kvm/Kconfig KVM_MAX_NR_VCPUS): the
+/// upper bound of VP indices.
 inline constexpr std::uint32_t KVM_MAX_VCPUS_MAXSMP = 4096;
 
 /// Static description of a partition (a VM). Feature booleans are the guest-visible Hyper-V CPUID
@@ -135,7 +137,7 @@ struct PartitionConfig {
   bool ex_processor_masks_recommended = true;   ///< CPUID 0x40000004 EAX bit 11
   bool remote_tlb_flush_recommended = true;     ///< CPUID 0x40000004 EAX bit 2 (flush access check only)
   bool xmm_input_available = true;              ///< CPUID 0x40000003 EDX bit 4
-  bool lapic_in_kernel = true;                  ///< false: KVM_CREATE_IRQCHIP not used (§4.3a)
+  bool lapic_in_kernel = true;                  ///< false: KVM_CREATE_IRQCHIP not used (step 7a)
   /// Per-vCPU APIC software/hardware enable; empty = all enabled; otherwise size = vCPU count.
   std::vector<bool> apic_enabled;
   /// KVM_MAX_VCPUS (1..4096): bounds VP indices and caps slow sparse-bank reads at ceil(/64).
@@ -144,7 +146,7 @@ struct PartitionConfig {
   /// Which KVM (ErrorFlavor::Kvm only; kvm_version.h). Default: mainline.
   KvmVersion kvm_version = KvmVersion::kMainline;
 
-  /// n vCPUs with VP index == vCPU number (KVM's default: vp_index = vcpu_idx, §4.4).
+  /// n vCPUs with VP index == vCPU number (KVM's default: vp_index = vcpu_idx, kvm_hv_vcpu_init).
   static PartitionConfig identity(std::uint32_t n);
 };
 

@@ -7,7 +7,8 @@ namespace ipilab::hv {
 namespace {
 
 TEST(Tlfs_Control, FieldsLandOnTheirBits) {
-  // Fact sheet §1.2: code 15:0, fast 16, varhead 26:17, rep count 43:32, rep start 59:48.
+  // TLFS "Hypercall Interface" (hypercall input value): code 15:0, fast 16, varhead 26:17,
+  // rep count 43:32, rep start 59:48.
   const HypercallControl c{HVCALL_SEND_IPI_EX, true, 2, 0x123, 0x045, 0};
   EXPECT_EQ(encode_control(c), 0x0045'0123'0005'0015ull);
   EXPECT_EQ(decode_control(0x0045'0123'0005'0015ull), c);

@@ -80,7 +80,8 @@ TEST(CliHvCall, HelpExamplesGiveTheSelftestAnswers) {
   EXPECT_EQ(j["delivered"], ordered_json::array());
 }
 
-// §5.3 hyperv_features stages through the CLI (zeroed input page = no --input: memory is zero).
+// The KVM selftest hyperv_features (guest_test_hcalls_access) stages through the CLI (zeroed input
+// page = no --input: memory is zero).
 TEST(CliHvCall, HypervFeaturesStages) {
   const std::vector<std::string> base = {"--vcpus", "2", "--enforce-cpuid", "--no-xmm-input"};
   auto run = [&](std::vector<std::string> extra) {
@@ -100,7 +101,8 @@ TEST(CliHvCall, HypervFeaturesStages) {
   EXPECT_TRUE(ud["status_code"].is_null());
 }
 
-// §5.4 cases through the CLI, each checked against the library answer too.
+// The extra validation cases (read from kvm_hv_hypercall / kvm_hv_send_ipi; in no selftest) through the
+// CLI, each checked against the library answer too.
 TEST(CliHvCall, ValidationCasesMatchTheLibrary) {
   struct Case {
     std::vector<std::string> args;

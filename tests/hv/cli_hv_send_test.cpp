@@ -82,7 +82,8 @@ TEST(CliHvSend, JsonContract_Fallback) {
 }
 
 TEST(CliHvSend, EveryVersionOnTheVp70Case) {
-  // CPU 1 has VP 70 (hv_apic.c history; fact sheet of the seed patch). CPU 6 has VP 6.
+  // CPU 1 has VP 70: a CPU below 64 whose VP index is >= 64, the case of Michael Kelley's review of the
+  // seed's v2 (LKML, 25 Oct 2019). CPU 6 has VP 6.
   struct Row {
     const char* linux;
     const char* control;

@@ -1,6 +1,7 @@
 // Linux Hyper-V IPI send paths (src/hv/guest_send.h) against the real KVM-semantics Partition:
 // exact control words, registers and input bytes, fallbacks to the native APIC, and the oracle.
-// Sources: arch/x86/hyperv/hv_apic.c (v5.4, seed v2/v3, Sep/Oct 2021, mainline), fact sheet §3, §5.4.
+// Sources: arch/x86/hyperv/hv_apic.c (v5.4, seed v2/v3, Sep/Oct 2021, mainline) and
+// include/asm-generic/mshyperv.h (__cpumask_to_vpset).
 #include "hv/guest_send.h"
 
 #include <gtest/gtest.h>

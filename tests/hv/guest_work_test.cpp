@@ -1,4 +1,4 @@
-// Work records of the seed-000 setups (issue 3, built-in scenario 1): a 2-vCPU guest, CPU 0 sends
+// Work records of the seed-000 setups (built-in scenario seed000-send-ipi-one): a 2-vCPU guest, CPU 0 sends
 // CALL_FUNCTION_SINGLE (0xFB) to CPU 1 through send_IPI, under the pre-seed and mainline
 // __send_ipi_one, with NR_CPUS = 8192 and 64. Exact counts, each derived in the comments from the
 // kernel loops (hv_apic.c v5.4 / mainline; lib/find_bit.c; include/linux/cpumask.h).

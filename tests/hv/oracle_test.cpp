@@ -1,5 +1,5 @@
 // The delivery oracle (src/hv/oracle.h): intended CPUs vs VPs the host delivered to (mapped back via
-// hv_vp_index) plus native sends. Issue 2 item 4.
+// hv_vp_index) plus native sends: the seed v2's lost and misdelivered IPIs (Michael Kelley's review).
 #include "hv/oracle.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,6 @@
 // Shared test data: the ten cases of the KVM selftest hyperv_ipi (Linux 6.12
-// tools/testing/selftests/kvm/x86_64/hyperv_ipi.c; fact sheet §5.1-§5.2), built with the abi.h encoders.
+// tools/testing/selftests/kvm/x86_64/hyperv_ipi.c, x86/hyperv_ipi.c since 6.13), built with the abi.h
+// encoders.
 // Used by partition_selftest_test.cpp and cli_hv_call_test.cpp.
 #pragma once
 
@@ -19,7 +20,7 @@ inline constexpr std::uint64_t kInputGpa = 0x1000;
 inline constexpr std::size_t kMemoryBytes = 0x3000;
 inline constexpr std::uint32_t kVector = 0xFE;  ///< IPI_VECTOR of the selftest
 
-/// Sender vCPU 0 = VP 0, R1 = vCPU 1 with VP 2, R2 = vCPU 2 with VP 65 (bank 1). §5.1.
+/// Sender vCPU 0 = VP 0, R1 = vCPU 1 with VP 2, R2 = vCPU 2 with VP 65 (bank 1), as in the selftest.
 inline PartitionConfig selftest_config() {
   PartitionConfig c;
   c.vp_index_of_vcpu = {0, 2, 65};
@@ -27,7 +28,7 @@ inline PartitionConfig selftest_config() {
 }
 
 struct SelftestCase {
-  int number;                       ///< 1..10 as in fact sheet §5.2
+  int number;                       ///< 1..10 in the selftest's order
   std::string what;
   HypercallControl control;
   HypercallRegs regs;               ///< rcx = encode_control(control); rdx = kInputGpa for slow calls

@@ -1,4 +1,5 @@
-// The ten cases of the KVM selftest hyperv_ipi (fact sheet §5.2) against Partition::execute:
+// The ten cases of the KVM selftest hyperv_ipi (tools/testing/selftests/kvm/x86/hyperv_ipi.c) against
+// Partition::execute:
 // exact status, RAX, delivered VPs/vCPUs/vector, and the host work each form costs.
 #include <gtest/gtest.h>
 
@@ -41,7 +42,7 @@ TEST_P(KvmSelftestHypervIpi, SucceedsAndDeliversExactlyTheSelftestTargets) {
 INSTANTIATE_TEST_SUITE_P(Cases1To10, KvmSelftestHypervIpi, ::testing::ValuesIn(testdata::selftest_cases()),
                          [](const auto& info) { return "Case" + std::to_string(info.param.number); });
 
-// Expected (R1, R2) deltas of §5.2 summed over the ten cases: R1 = 8, R2 = 6 (the selftest's totals).
+// Expected (R1, R2) deltas summed over the selftest's ten cases: R1 = 8, R2 = 6 (the selftest's totals).
 TEST(KvmSelftestHypervIpi, FinalCountersAreEightAndSix) {
   const Partition p(testdata::selftest_config());
   int r1 = 0, r2 = 0, sender = 0;
@@ -108,7 +109,7 @@ TEST(KvmSelftestHypervIpi, SenderDoesNotChangeTheTargets) {
 }
 
 // Xen viridian accepts the six memory/16-byte-fast forms with the same targets and refuses the
-// four XMM-fast Ex forms with INVALID_PARAMETER (§4.6).
+// four XMM-fast Ex forms with INVALID_PARAMETER (xen/arch/x86/hvm/viridian/viridian.c hvcall_ipi_ex).
 TEST(XenViridianSelftest, SlowAndNonExFastCasesAgreeXmmExCasesAreInvalidParameter) {
   auto cfg = testdata::selftest_config();
   cfg.flavor = ErrorFlavor::XenViridian;

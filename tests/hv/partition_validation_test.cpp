@@ -1,6 +1,7 @@
-// Validation order and quirks of KVM's kvm_hv_hypercall / kvm_hv_send_ipi (fact sheet §4.2-§4.3),
-// the hyperv_features selftest stages of §5.3, every extra case of §5.4, the Xen viridian flavour
-// (§4.6), VP index != vCPU number, configuration errors and hostile input.
+// Validation order and quirks of KVM's kvm_hv_hypercall / kvm_hv_send_ipi (arch/x86/kvm/hyperv.c), the
+// stages of the KVM selftest hyperv_features (guest_test_hcalls_access), extra cases read from those two
+// functions (in no selftest), the Xen viridian flavour (xen/arch/x86/hvm/viridian/viridian.c), VP index
+// != vCPU number, configuration errors and hostile input.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -36,7 +37,7 @@ Partition xen_partition() {
   return Partition(c);
 }
 
-// ---- §5.3: hyperv_features guest_test_hcalls_access (enforce-CPUID mode, zeroed input page) --------
+// ---- selftest hyperv_features guest_test_hcalls_access (enforce-CPUID mode, zeroed input page) -----
 PartitionConfig features_config(bool cluster_ipi, bool ex_masks, bool xmm) {
   auto c = PartitionConfig::identity(2);
   c.enforce_cpuid = true;
@@ -131,7 +132,7 @@ TEST(KvmHypervFeatures, WithoutEnforceCpuidTheCpuidBitsAreNotChecked) {
   EXPECT_EQ(o.work.xmm_registers_read, 6u);
 }
 
-// ---- §4.2 front end --------------------------------------------------------------------------------
+// ---- kvm_hv_hypercall front end --------------------------------------------------------------------
 TEST(KvmHypercallFrontEnd, NonZeroCplIsUdAndTouchesNothing) {
   auto r = slow(HVCALL_SEND_IPI);
   r.cpl = 3;
@@ -173,7 +174,7 @@ TEST(KvmHypercallFrontEnd, ReservedBitsComeBeforeTheXmmGate) {
   EXPECT_EQ(o.status, INPUT);
 }
 
-// ---- §5.4 extra cases ------------------------------------------------------------------------------
+// ---- extra cases (kvm_hv_hypercall / kvm_hv_send_ipi; in no selftest) -------------------------------
 TEST(KvmSendIpi, VarheadNotEqualPopcountIsInvalidInput) {
   const auto o = selftest_partition().execute(0, slow(HVCALL_SEND_IPI_EX, 1),
                                               memory_with(ex_page(0xFE, 0, 0x3, {0x4, 0x2})));
@@ -396,7 +397,7 @@ TEST(KvmSendIpi, RaxCarriesTheStatusWithZeroRepsCompleted) {
   EXPECT_EQ(decode_result(o.rax), (HypercallResult{0x3, 0}));
 }
 
-// ---- VP index != vCPU number (§3.2, §4.4) --------------------------------------------------------
+// ---- VP index != vCPU number (guest: hv_common_cpu_init; host: HV_X64_MSR_VP_INDEX, kvm_hv_set_msr) --
 TEST(VpIndexMap, DeliveryFollowsTheVpIndexNotTheVcpuNumber) {
   PartitionConfig c;
   c.vp_index_of_vcpu = {5, 0, 64, 1};
@@ -441,7 +442,7 @@ TEST(PartitionConfigErrors, AreRejectedAtConstruction) {
   EXPECT_EQ(PartitionConfig::identity(3).vp_index_of_vcpu, (std::vector<std::uint32_t>{0, 1, 2}));
 }
 
-// ---- Xen viridian flavour (§4.6) -----------------------------------------------------------------
+// ---- Xen viridian flavour (viridian.c hvcall_ipi, hvcall_ipi_ex) ------------------------------------
 TEST(XenViridian, EveryIpiInputErrorIsInvalidParameter) {
   const Partition p = xen_partition();
   EXPECT_EQ(p.execute(0, fast_ipi(0x0F, 0x4), FlatGuestMemory{}).status, PARAM);              // vector
