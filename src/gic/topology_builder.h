@@ -3,7 +3,8 @@
 // N sockets x M CPUs, one GICv4.1 ITS per socket (firmware reports socket 0's ITS first). CPU c is on
 // socket c / M; its affinity puts the socket in Aff2 (Aff3 = 0) or in Aff3 (Aff2 = 0); within a socket
 // Aff1 = index / 16 and Aff0 = index % 16 (GICv3 SGI target lists address 16 Aff0 values per cluster).
-// vPE table scope (fact sheet §1.4):
+// vPE table scope (Arm IHI 0069 GICR_TYPER.CommonLPIAff and GITS_TYPER.SVPET; Linux irq-gic-v3-its.c
+// compute_common_aff, compute_its_aff, inherit_vpe_l1_table_from_its/_rd):
 //  * PerSocket: CommonLPIAff = 2 (Aff3.Aff2) for Aff2 sockets or 1 (Aff3) for Aff3 sockets; each ITS
 //    has SVPET = the same value and GITS_MPIDR = its socket's affinity, so each socket's RDs and ITS
 //    share one table and Linux's local_4_1_its is the socket's own ITS.
