@@ -8,8 +8,10 @@
 // (11) is set. Introduced by commit 4180bf1b655a "KVM: X86: Implement "send IPI" hypercall" (host)
 // and aaffcfd1e82 "KVM: X86: Implement PV IPIs in linux guest" (guest), Linux 4.19 (Wanpeng Li).
 //
-// How many exits a broadcast costs — the counts the simulator calibrates against (anchors.md §1.6,
-// PV-IPI commit 4180bf1b655a, Skylake, 80-vCPU VM, Norov IPI benchmark, broadcast to 79 targets):
+// How many exits a broadcast costs — the counts the simulator calibrates against (the commit message
+// of 4180bf1b655a: Skylake, 80-vCPU VM, Yury Norov's IPI benchmark module, LKML
+// <20171219085010.4081-1-ynorov@caviumnetworks.com>, broadcast to 79 targets; per-IPI times here are
+// the commit's totals over 10^5 IPIs divided by 10^5):
 //   x2APIC physical, vanilla : 79 ICR writes = 79 exits           -> 198.5 us; with PV IPI 78.1 us
 //   x2APIC cluster,  vanilla : 5 ICR writes (clusters 0..4 of 16)  ->  92.8 us; with PV IPI 75.7 us
 //   PV send-IPI              : 1 hypercall (APIC IDs 1..79 fit one 128-bit window) = 1 exit

@@ -1,5 +1,5 @@
-// The exit counts behind the published 80-vCPU broadcast figures (anchors.md §1.6, KVM PV-IPI commit
-// 4180bf1b655a): broadcast from CPU 0 to the 79 other vCPUs, as send_IPI_mask_allbutself of each
+// The exit counts behind the published 80-vCPU broadcast figures (the commit message of the KVM PV-IPI
+// commit 4180bf1b655a): broadcast from CPU 0 to the 79 other vCPUs, as send_IPI_mask_allbutself of each
 // policy (the 4.19-era path the commit measured; no IPI shorthand).
 #include <gtest/gtest.h>
 
