@@ -1,4 +1,4 @@
-// bench_sim: speed of the discrete-event engine and of cost sampling (issue 3 / issue 8, "Speed").
+// bench_sim: speed of the discrete-event engine and of cost sampling.
 //
 //   BM_Engine<Queue>/PATTERN/PENDING   raw engine rate, events/s: PENDING independent chains, each
 //                            event re-arming itself after a delay, so PENDING events are always

@@ -38,7 +38,7 @@ TEST(Catalog, KeysAreUniqueNamespacedAndDescribed) {
     EXPECT_FALSE(k.description.empty()) << k.name;
     EXPECT_FALSE(k.used_by.empty()) << k.name;
   }
-  // The primitives issue 3 lists are all declared.
+  // The primitive costs the seed models are built from are all declared.
   for (const char* key : {"hv.hypercall_entry_exit", "hv.slow_input_copy_per_8b", "hv.vpset_bank_decode",
                           "x2apic.icr_write_exit", "apic.interrupt_injection", "guest.irq_entry", "guest.cpumask_word",
                           "its.sgir_write", "its.rd_hop", "mem.cacheline_same_node", "vcpu.halt_wakeup",

@@ -1,5 +1,5 @@
 // Engine + Resource + Histogram + Breakdown together: a modelled total is the exact sum of its
-// steps, and contention on one resource shows up as queueing (issue 3, "Engine").
+// steps, and contention on one resource shows up as queueing.
 #include <gtest/gtest.h>
 
 #include "sim/breakdown.h"

@@ -1,4 +1,4 @@
-// Pairing rules of issue 4 ("Analysis") on synthetic traces, then on the real traces in data/traces.
+// Pairing rules (docs/trace.md, "Pairing") on synthetic traces, then on the real traces in data/traces.
 #include <gtest/gtest.h>
 
 #include <sstream>

@@ -17,7 +17,7 @@ double metric_mean(const RunResult& r, const std::string& name) {
   return 0;
 }
 
-constexpr double kTol = 0.02;  // as scenarios/seed000-send-ipi-one.toml (default tolerance): +-2 % for the loop figures
+constexpr double kTol = 0.02;  // scenarios/seed000-send-ipi-one.toml's (default) tolerance for the loop figures
 
 TEST(Seed000_SmpCallFunctionSingle, PreSeedIs8043CyclesWithNrCpus8192) {
   auto s = make_setup("ws2019-2s-e5-2420v2", "hyperv-ws2019.toml", {0, 1}, 8192, {1},
