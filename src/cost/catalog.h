@@ -1,4 +1,5 @@
-// ipilab/cost/catalog.h — every cost key ipilab knows, declared once (SST-ELI style, anchors.md 2.2).
+// ipilab/cost/catalog.h — every cost key ipilab knows, declared once (SST-ELI style: sst-core's
+// SST_ELI_DOCUMENT_PARAMS, each parameter with its unit, default and description).
 //
 // A cost key names one primitive operation the simulator prices ("hv.hypercall_entry_exit").
 // Each key is a typed constant (cost::keys::hv_hypercall_entry_exit) that the code reading it names,

@@ -1,6 +1,7 @@
 // ipilab/sim/time.h — simulated time: a strong integer type counting picoseconds.
 //
-// Why picoseconds: gem5 uses the same tick (1 ps; anchors.md section 2.1). An int64 of ps spans
+// Why picoseconds: gem5 uses the same tick (1 ps: "Global frequency set at 1000000000000 ticks per
+// second" in every gem5 run log). An int64 of ps spans
 // +-106 days of simulated time, far beyond any run, and every cost of interest (a cache-line hop of
 // ~20 ns, a cycle at 2.2 GHz = 454.5 ps) is a whole or near-whole number of ps, so sums of modeled
 // steps stay exact and runs are bit-for-bit deterministic (no floating-point accumulation).

@@ -5,9 +5,9 @@
 // node distances when firmware provides them. What it does not give: core-to-core latency in ns
 // and the GIC ITSs. So the latency matrix is an ESTIMATE, stated in latency.source: SLIT ratios
 // scaled so that "local" (10) = 45 ns, the median same-socket one-way latency of monolithic Xeons in
-// core-to-core-latency's published table (anchors.md 1.1); without SLIT every node pair gets 45 ns
-// on the diagonal and 130 ns elsewhere. `ipilab topo --host --measure` is meant to replace it with
-// a measured matrix. ITSs are not discovered (hwloc does not report them; on Arm hosts the ACPI MADT
+// core-to-core-latency's published table (github.com/nviennot/core-to-core-latency README); without
+// SLIT every node pair gets 45 ns on the diagonal and 130 ns elsewhere. `ipilab topo --host --measure`
+// is meant to replace it with a measured matrix. ITSs are not discovered (hwloc does not report them; on Arm hosts the ACPI MADT
 // GIC ITS entries would be the source) — the list is left empty.
 #pragma once
 

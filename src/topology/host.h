@@ -4,12 +4,13 @@
 // hwloc's PU os_index). A core holds 1+ SMT threads; a NUMA node holds cores and sits in one socket
 // (package). An ITS (GICv3/v4 Interrupt Translation Service, Arm only) sits on a socket/node; its
 // firmware order is the order firmware lists it (ACPI MADT / DT), which is the order Linux probes
-// ITSs and hence which one the pre-seed-003 find_4_1_its() picks (gicv41-vsgi.md section 4).
+// ITSs and hence which one the pre-seed-003 find_4_1_its() picks (drivers/irqchip/irq-gic-v3-its.c:
+// its_probe_one() adds each ITS at the head of its_nodes, so the list is in reverse firmware order).
 //
 // Latency: c2c_ns(a, b) is the one-way cache-line transfer time from CPU a to CPU b, the quantity
-// nviennot/core-to-core-latency measures (anchors.md 1.1): a per-CPU-pair override if one was
-// measured, else smt_ns for SMT siblings (if set), else the node-to-node matrix entry
-// [node(a)][node(b)] (asymmetric allowed; the diagonal is "same node, different core").
+// nviennot/core-to-core-latency measures (its README: one-way, CAS ping-pong): a per-CPU-pair
+// override if one was measured, else smt_ns for SMT siblings (if set), else the node-to-node matrix
+// entry [node(a)][node(b)] (asymmetric allowed; the diagonal is "same node, different core").
 //
 // Interconnect: hop_ns(a, b) is what a posted message (an MMIO write, an ITS -> redistributor
 // message, an interrupt notification) from NUMA node a to node b costs beyond one that stays in node
@@ -90,7 +91,7 @@ class Host {
   /// ITSs in firmware order (index = firmware order). Empty on x86.
   std::vector<Its> its;
   /// GICR_TYPER.CommonLPIAff of the redistributors, if the host has a GIC and it is known
-  /// (0 = all redistributors share one vPE table; gicv41-vsgi.md section 1.4).
+  /// (0 = all redistributors share one vPE table; Arm IHI 0069 GICR_TYPER, Linux compute_common_aff).
   std::optional<int> gic_common_lpi_aff;
   /// The MPIDR affinity level that numbers sockets (3 or 2), see the file comment.
   int gic_socket_aff = 3;

@@ -1,6 +1,6 @@
 // ipilab/trace/event.h — one IPI-related trace event, normalised from any reader (trace.dat or text).
 //
-// Sources of the event shapes (see ../shared/reference/anchors.md, section 3.2):
+// Sources of the event shapes (the TRACE_EVENT print formats in the Linux headers named):
 //   ipi:ipi_send_cpu      cpu=%u callsite=%pS callback=%pS               Linux >= 6.4 (include/trace/events/ipi.h)
 //   ipi:ipi_send_cpumask  cpumask=%s callsite=%pS callback=%pS           Linux >= 6.4
 //   ipi:ipi_raise         target_mask=%s (%s)                             Linux >= 3.17, Arm and a few others

@@ -169,7 +169,7 @@ TEST(RealTraces, MixedEventCountsEqualTraceCmdReport) {
   EXPECT_EQ(j["unmatched_arrivals"], 0);
   EXPECT_EQ(j["by_kind"]["call-function-single"]["count"], 4497);
   EXPECT_EQ(j["by_kind"]["reschedule"]["count"], 4);
-  // anchors.md 3.2: 3992 of 4501 sends from on_each_cpu_cond_mask+0x20, 499 from membarrier.
+  // data/traces/mixed.dat: 3992 of 4501 sends from on_each_cpu_cond_mask+0x20, 499 from membarrier.
   EXPECT_EQ(j["by_callsite"][0]["callsite"], "on_each_cpu_cond_mask+0x20");
   EXPECT_EQ(j["by_callsite"][0]["count"], 3992);
   EXPECT_EQ(j["by_callsite"][1]["callsite"], "membarrier_private_expedited+0x20e");

@@ -1,4 +1,5 @@
-// Field decoding helpers: symbols, cpumasks and kinds (anchors.md section 3.2 notes).
+// Field decoding helpers: symbols, cpumasks and kinds (print formats of include/trace/events/ipi.h and
+// csd.h as the kernel's trace file and libtraceevent print them).
 #include <gtest/gtest.h>
 
 #include <algorithm>

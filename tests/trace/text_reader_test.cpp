@@ -1,4 +1,5 @@
-// Text reader: every accepted line shape (anchors.md 3.3), strict fields, and clear errors.
+// Text reader: every accepted line shape (trace-cmd report, the tracefs trace file; docs/trace.md),
+// strict fields, and clear errors.
 #include <gtest/gtest.h>
 
 #include <sstream>
