@@ -49,7 +49,7 @@ std::vector<Case> cases() {
     return q;
   };
   Case c;
-  // ---- The ten hyperv_ipi selftest cases (§5.2), all SUCCESS.
+  // ---- The ten hyperv_ipi selftest cases, all SUCCESS.
   c = {}; c.name = "selftest 1: SEND_IPI slow, mask 1<<2 (VP 2)";
   c.rcx = ctl(HVCALL_SEND_IPI, false); c.input = slow_ipi(kVec, 1ull << 2); c.d1 = 1; v.push_back(c);
   c = {}; c.name = "selftest 2: SEND_IPI fast, R8 = 1<<2 (VP 2)";
@@ -75,14 +75,14 @@ std::vector<Case> cases() {
   c = {}; c.name = "selftest 10: SEND_IPI_EX XMM fast, HV_GENERIC_SET_ALL (all VPs)";
   c.rcx = ctl(HVCALL_SEND_IPI_EX, true, 0); c.rdx = kVec; c.r8 = 1; c.load_xmm = true; c.xmm[0] = {0, 0};
   c.d1 = 1; c.d2 = 1; v.push_back(c);
-  // ---- hyperv_features validation cases (§5.3), zeroed input page.
+  // ---- hyperv_features validation cases (guest_test_hcalls_access), zeroed input page.
   c = {}; c.name = "features 0: call code 0xBEEF -> INVALID_HYPERCALL_CODE";
   c.rcx = ctl(0xBEEF, false); c.expected_status = kInvalidCode; v.push_back(c);
   c = {}; c.name = "features 13: SEND_IPI slow, vector 0 -> INVALID_HYPERCALL_INPUT";
   c.rcx = ctl(HVCALL_SEND_IPI, false); c.expected_status = kInvalidInput; v.push_back(c);
   c = {}; c.name = "features 14: SEND_IPI_EX sparse, no banks, vector 0 -> SUCCESS, nothing delivered";
   c.rcx = ctl(HVCALL_SEND_IPI_EX, false, 0); v.push_back(c);
-  // ---- Extra acceptance cases (§5.4).
+  // ---- Extra acceptance cases (read from kvm_hv_hypercall / kvm_hv_send_ipi; in no selftest).
   c = {}; c.name = "varhead 1 != popcount(valid_bank_mask 0x3) -> INVALID_HYPERCALL_INPUT";
   c.rcx = ctl(HVCALL_SEND_IPI_EX, false, 1); c.input = slow_ex(kVec, 0, 0x3, {1ull << 2, 1ull << 1});
   c.expected_status = kInvalidInput; v.push_back(c);

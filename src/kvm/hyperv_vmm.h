@@ -1,13 +1,13 @@
 // ipilab/kvm/hyperv_vmm.h — Hyper-V enlightened IPIs emulated in ipilab's VMM, in user space.
 //
-// This host's KVM has no Hyper-V emulation for IPIs (KVM_CAP_HYPERV = 0 here, and the issue asks for one
+// This host's KVM has no Hyper-V emulation for IPIs (KVM_CAP_HYPERV = 0 here, and ipilab keeps one
 // code path shared with the simulator), so the VMM plays the hypervisor:
 //   - CPUID 0x40000000..0x40000005 carry a Hyper-V signature (VmConfig::signature = HyperV):
 //     CLUSTER_IPI_RECOMMENDED, EX_PROCESSOR_MASKS_RECOMMENDED, the hypercall and VP_INDEX MSRs and
 //     (optionally) XMM fast input.
 //   - HV_X64_MSR_GUEST_OS_ID (0x40000000), HV_X64_MSR_HYPERCALL (0x40000001) and HV_X64_MSR_VP_INDEX
 //     (0x40000002) are trapped to user space with KVM_CAP_X86_USER_SPACE_MSR + KVM_X86_SET_MSR_FILTER.
-//     A guest write of VP_INDEX gets #GP (KVM: host-writable only, fact sheet §4.4).
+//     A guest write of VP_INDEX gets #GP (KVM kvm_hv_set_msr: host-writable only).
 //   - Enabling the hypercall page (HYPERCALL bit 0, GPFN in bits 63:12) makes the VMM write a page whose
 //     code is `out 0xE4, eax; ret` (kHvHypercallPort). Why not VMCALL: KVM handles VMCALL itself and,
 //     without its own Hyper-V emulation enabled, answers with its PV hypercall ABI (-KVM_ENOSYS for an
@@ -41,10 +41,10 @@ namespace ipilab::kvm {
 /// __send_ipi_mask_ex) issues to send `vector` to the VP index `target_vp`: the control word in RCX,
 /// RDX/R8 (fast: the input; slow: the input GPA `input_gpa` and the output GPA input_gpa + 4 KiB), and
 /// for slow calls the input bytes the guest writes to `input_gpa`.
-/// Decision (fact sheet §3.3, §3.5): VP < 64 -> fast HvCallSendSyntheticClusterIpi with BIT(vp);
-/// otherwise, or with `force_ex`, HvCallSendSyntheticClusterIpiEx in memory, format SPARSE_4K,
-/// valid_bank_mask = GENMASK(vp / 64, 0) (Linux's cpumask_to_vpset fills every bank up to the last),
-/// varhead = vp / 64 + 1.
+/// Decision (hv_apic.c __send_ipi_one, __send_ipi_mask_ex): VP < 64 -> fast
+/// HvCallSendSyntheticClusterIpi with BIT(vp); otherwise, or with `force_ex`,
+/// HvCallSendSyntheticClusterIpiEx in memory, format SPARSE_4K, valid_bank_mask = GENMASK(vp / 64, 0)
+/// (Linux's cpumask_to_vpset fills every bank up to the last), varhead = vp / 64 + 1.
 struct HvSendPlan {
   hv::HypercallRegs regs;
   std::vector<std::uint8_t> input;  ///< empty for fast calls

@@ -1,6 +1,6 @@
 // ipilab/kvm/vm.h — a small KVM virtual machine for micro-benchmarks (KVM API, no QEMU).
 //
-// Shape (issue 5, "A small VMM"): N vCPUs (default 2), each run by one host thread pinned with hwloc;
+// Shape: N vCPUs (default 2), each run by one host thread pinned with hwloc;
 // the in-kernel irqchip (KVM_CREATE_IRQCHIP) with x2APIC advertised in CPUID; 64-bit long mode set up
 // by the host (GDT, IDT, identity-mapped first 1 GiB with 2 MiB pages, see guest_layout.h); guest code
 // generated at run time with Xbyak (see guest_program.h and docs/kvm-harness.md).

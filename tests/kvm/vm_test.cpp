@@ -1,5 +1,5 @@
 // The VMM boots a 64-bit guest, hands values back through shared memory, and stops broken guests with
-// a clear error and no leaked fds (issue 5, "Robustness").
+// a clear error and no leaked fds.
 #include <gtest/gtest.h>
 
 #include "kvm/guest_program.h"
