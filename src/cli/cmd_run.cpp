@@ -43,6 +43,7 @@ Examples:
   ipilab run "$(ipilab list --data-dir)/scenarios/example-multicast.toml"   # a scenario file: copy it to make yours
   ipilab run seed003-ipi-hw --json - | jq '.variants[].metrics.ipi_round_trip.mean'
   ipilab run seed003-ipi-hw --perfetto ipi-hw.json   # timeline of the first 100 iterations: ui.perfetto.dev
+  ipilab run this-host --profile myhost.toml   # written by 'ipilab measure --profile-out myhost.toml'
 
 JSON contract: docs/json.md. Exit status 2 on bad input (the message names file:line:key; a cost
 above 1 s or a run past 26.7 days of simulated time is bad input too), 1 when --check finds a
@@ -82,6 +83,10 @@ void add_run_command(CLI::App& root) {
       ->type_name("N")
       ->default_str(std::to_string(scenario::kDefaultTimelineIterations))
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10'000'000}));
+  cmd->add_option("--profile", opts->profile,
+                  "Run every variant on this cost profile instead of the scenario's own ([profile.override] entries "
+                  "still apply), e.g. one written by 'ipilab measure --profile-out'")
+      ->type_name("FILE.toml");
   cmd->add_flag("--check", opts->check, "Exit 1 if a variant misses the scenario's expected values ([scenario.expect])");
   cmd->add_flag("--details,-v", opts->details,
                 "After the table: settings, other metrics, counters, throughput, resources, where the time goes "

@@ -43,7 +43,17 @@ void run_command(const CommandOptions& opts, std::ostream& out, std::ostream& er
   check_timeline_options(opts.timeline);
 
   // 2. Parse and prepare everything before running anything.
-  RunOverrides ov{opts.seed, opts.iterations, opts.variants};
+  RunOverrides ov;
+  ov.seed = opts.seed;
+  ov.iterations = opts.iterations;
+  ov.variants = opts.variants;
+  if (!opts.profile.empty()) {
+    std::error_code ec;
+    if (!fs::is_regular_file(opts.profile, ec))
+      throw InputError("--profile", fmt::format("'{}': no such profile file", opts.profile));
+    ov.profile = std::make_shared<const cost::Profile>(cost::Profile::load_file(opts.profile));
+    ov.profile_shown = opts.profile;
+  }
   std::vector<PreparedScenario> prepared;
   for (const auto& f : files) prepared.push_back(prepare(load_scenario(f), ov, lookup));
   SimTimeline timeline(opts.timeline, SimTimeline::Unit::Iterations, "ipilab run");

@@ -29,6 +29,7 @@ struct CommandOptions {
   std::optional<std::uint64_t> seed{};
   std::optional<std::uint64_t> iterations{};
   std::vector<std::string> variants{};     ///< --variant NAME (repeatable)
+  std::string profile{};                   ///< --profile FILE: every variant on this cost profile ("" = the scenario's)
   std::string json{};                      ///< "" = none, "-" = stdout instead of the tables
   std::string plot{};                      ///< "" = none, else FILE.svg|.png
   bool check = false;

@@ -139,10 +139,11 @@ void apply_overrides(cost::Profile& p, const toml::table& t, const std::string& 
 struct ProfileChoice {
   cost::Profile profile;
   std::string shown;
+  std::string replaced = {};  ///< with --profile: the scenario's own profile file, as shown
 };
 
 ProfileChoice build_profile(const toml::table& doc, const std::string& file, const fs::path& dir,
-                            std::map<std::string, cost::Profile>& cache) {
+                            std::map<std::string, cost::Profile>& cache, const RunOverrides& ov) {
   const toml::node* pn = doc.get("profile");
   if (!pn) throw InputError(file, "missing [profile] table (file = \"profiles/NAME.toml\")");
   TableReader r(*pn->as_table(), file, "profile");
@@ -150,6 +151,13 @@ ProfileChoice build_profile(const toml::table& doc, const std::string& file, con
   const toml::table* over = r.opt_table("override");
   r.finish();
   const fs::path path = resolve_data_path(rel, dir, r.place("file"));
+  if (ov.profile) {  // --profile: the scenario's file is replaced, its overrides still apply
+    ProfileChoice c{*ov.profile, ov.profile_shown};
+    c.replaced = shown_path(path);
+    if (over) apply_overrides(c.profile, *over, file, "");
+    c.profile.clear_used();
+    return c;
+  }
   auto it = cache.find(path.string());
   if (it == cache.end()) it = cache.emplace(path.string(), cost::Profile::load_file(path.string())).first;
   ProfileChoice c{it->second, shown_path(path)};
@@ -245,9 +253,10 @@ PreparedScenario prepare(Scenario&& s, const RunOverrides& overrides, const Work
       const toml::node* vn = v.doc.get("vm");
       if (!vn) throw InputError(s.file, "missing [vm] table (vcpus = N, pin = ...; see scenarios/README.md)");
       pv.spec.vm = topology::parse_vm(*vn->as_table(), *pv.host, s.file, "vm");
-      ProfileChoice pc = build_profile(v.doc, s.file, s.dir, profiles);
+      ProfileChoice pc = build_profile(v.doc, s.file, s.dir, profiles, overrides);
       pv.spec.profile = std::move(pc.profile);
       pv.profile_file = pc.shown;
+      pv.profile_replaced = pc.replaced;
       pv.profile_path = pv.spec.profile.file();
       toml::table params;
       if (toml::node* wn = v.doc.get("workload")) params = std::move(*wn->as_table());
@@ -266,7 +275,10 @@ PreparedScenario prepare(Scenario&& s, const RunOverrides& overrides, const Work
     pv.spec.warmup = p.warmup;
     pv.host_label = host_label(*pv.host);
     pv.vm_label = vm_label(pv.spec.vm);
-    pv.profile_label = fmt::format("{} ({})", pv.spec.profile.name(), pv.profile_file);
+    pv.profile_label = pv.profile_replaced.empty()
+                           ? fmt::format("{} ({})", pv.spec.profile.name(), pv.profile_file)
+                           : fmt::format("{} ({}, from --profile instead of {})", pv.spec.profile.name(),
+                                         pv.profile_file, pv.profile_replaced);
     p.variants.push_back(std::move(pv));
   }
   for (auto& e : s.expect)

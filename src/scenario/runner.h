@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cost/profile.h"
 #include "scenario/scenario.h"
 #include "workload/workload.h"
 
@@ -36,6 +37,11 @@ struct RunOverrides {
   std::optional<std::uint64_t> iterations;
   /// Run only these variants (each must exist in the scenario), in the scenario's order.
   std::vector<std::string> variants;
+  /// Run every variant on this profile instead of the one the scenario's [profile] file names
+  /// (`ipilab run --profile FILE`, or a profile built in memory); the scenario's [profile.override]
+  /// entries still apply on top. `profile_shown` names it in the labels and the JSON.
+  std::shared_ptr<const cost::Profile> profile;
+  std::string profile_shown;
 };
 
 struct PreparedVariant {
@@ -45,9 +51,11 @@ struct PreparedVariant {
   workload::RunSpec spec;
   std::string host_label;     ///< "kunpeng920-2s (2 sockets, 64 CPUs, 2 ITSs)"
   std::string vm_label;       ///< "4 vCPUs on CPUs 0-3, NR_CPUS=8192"
-  std::string profile_label;  ///< "hyperv-ws2019 (profiles/hyperv-ws2019.toml)"
+  std::string profile_label;  ///< "hyperv-ws2019 (profiles/hyperv-ws2019.toml)"; with RunOverrides::profile
+                              ///< "NAME (SHOWN, from --profile instead of FILE)"
   std::string profile_file;   ///< as shown (relative to the data folder when it lies there)
   std::string profile_path;   ///< as opened (what cost::Profile::file() and its messages say)
+  std::string profile_replaced;  ///< with RunOverrides::profile: the scenario's own profile file, as shown
 };
 
 struct PreparedScenario {

@@ -215,6 +215,49 @@ TEST_F(ScenarioTest, Prepare_OverridesFromCommandLine_SeedIterationsVariant) {
   EXPECT_EQ(p.variants[0].host_label, "kunpeng920-2s (2 sockets, 64 CPUs, 2 ITSs)");
 }
 
+// `ipilab run --profile FILE`: every variant runs on the given profile instead of the scenario's, the
+// scenario's [profile.override] entries still apply on top, and the label names both files.
+TEST_F(ScenarioTest, Prepare_ProfileFromCommandLine_ReplacesTheScenariosProfileOverridesStillApply) {
+  const std::string other = write("other.toml", R"([profile]
+name = "other"
+clock_ghz = 1.0
+clock_source = "illustrative"
+[cost.vm.exit_entry]
+value = 300
+unit = "ns"
+source = "other value"
+)");
+  const std::string text = std::string(kBase) + R"(
+[[variant]]
+name = "as is"
+[[variant]]
+name = "overridden"
+[variant.profile.override."vm.exit_entry"]
+value = 50
+unit = "ns"
+source = "what if"
+)";
+  RunOverrides ov;
+  ov.profile = std::make_shared<const cost::Profile>(cost::Profile::load_file(other));
+  ov.profile_shown = "other.toml";
+  const ScenarioResult r = run(prepare(parse(text), ov, fake_lookup));
+  ASSERT_EQ(r.variants.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.variants[0].result.metrics[0].summary.mean, 400.0);  // 100 + the other profile's 300 ns
+  EXPECT_DOUBLE_EQ(r.variants[1].result.metrics[0].summary.mean, 150.0);  // the scenario's override on top
+  EXPECT_EQ(r.variants[0].profile_file, "other.toml");
+  EXPECT_EQ(r.variants[0].profile_label, "other (other.toml, from --profile instead of " + file("profile.toml") + ")");
+  EXPECT_EQ(r.variants[0].result.provenance["costs"][0]["source"], "other value");
+
+  // Through the command: a missing file is an error naming --profile, before anything runs.
+  CommandOptions o;
+  o.scenarios = {write("s.toml", kBase)};
+  o.profile = file("missing.toml");
+  EXPECT_NE(input_error([&] { command(o); }).find("--profile: '" + file("missing.toml") + "': no such profile file"),
+            std::string::npos);
+  o.profile = other;
+  EXPECT_NE(command(o).out.find("other (" + other + ", from --profile instead of"), std::string::npos);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Errors in values a variant set name the variant's line
 
