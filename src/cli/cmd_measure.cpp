@@ -10,10 +10,12 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.h"
 #include "common/error.h"
 #include "common/file.h"
+#include "common/suggest.h"
 #include "measure/c2c.h"
 #include "measure/outputs.h"
 #include "measure/profile_writer.h"
@@ -29,7 +31,7 @@ constexpr const char* kMeasureHelp = R"(Measure IPIs on this machine, for real.
 
   ipilab measure kvm   IPI round trips and call-single in a 2-vCPU KVM guest run by ipilab's own VMM
   ipilab measure c2c   one-way core-to-core cache-line latency between host CPUs
-  ipilab measure all   both (what a bare 'ipilab measure' runs, with the defaults)
+  ipilab measure all   both; a bare 'ipilab measure [options]' is 'ipilab measure all [options]'
 
 Each has its own --help. Without /dev/kvm (or without permission) kvm exits 3 and says why.)";
 
@@ -37,9 +39,11 @@ constexpr const char* kKvmHelp = R"(How: one VM holds every case; the sender vis
 (A B C ... A B C ...) so slow drift of the host hits all alike. Cases: counter-read (one LFENCE;RDTSC;LFENCE
 pair, reported apart), loop (the batch loop itself), cpuid-exit (one exit handled in KVM: the reference of
 the ratios), and workload x target x mechanism: ipi-roundtrip (the kvm-unit-tests `ipi` shape) and
-call-single (a queued CSD, smp_call_function_single-like); target spin or halt; x2apic (WRMSR 0x830), kvm-pv
-(KVM_HC_SEND_IPI), hv-fast / hv-ex (Hyper-V HvCallSendSyntheticClusterIpi[Ex], executed by ipilab's VMM in
-user space: one exit per call).
+call-single (a queued CSD, smp_call_function_single-like); target spin or halt; mechanisms named as the
+simulator's (ipilab list --mechanisms): x2apic-physical (WRMSR 0x830), kvm-pv (KVM_HC_SEND_IPI), hyperv
+(HvCallSendSyntheticClusterIpi, the fast call Linux uses for VP < 64) and hyperv-ex (the Ex call, memory
+input), both executed by ipilab's VMM in user space: one exit per call. The old names x2apic, hv-fast and
+hv-ex still work.
 Timing: a pilot round sizes each case's batch so the counter read is at most --max-bias of a sample (one
 timestamp pair per batch, the sample is the batch's per-iteration mean); a case is timed per iteration only
 where its operation is that long anyway, or the target is halted (the idle gap before each send stays out of
@@ -51,7 +55,7 @@ Units: guest TSC cycles (frequency from KVM_GET_TSC_KHZ); ns = cycles / TSC GHz.
 
 Examples (from any directory):
   ipilab measure kvm
-  ipilab measure kvm --mechanisms x2apic,hv-fast --targets halt --rounds 30 --json /tmp/kvm.json
+  ipilab measure kvm --mechanisms x2apic-physical,hyperv --targets halt --rounds 30 --json /tmp/kvm.json
   ipilab measure kvm --profile-out /tmp/this-host.toml --base kvm-skylake-pv-ipi
   ipilab measure kvm --json - | jq '.kvm.cases[] | {name, ratio: .ratio_to_reference.value}')";
 
@@ -80,7 +84,7 @@ struct Opts {
   double halt_gap_us = 30;
   std::uint64_t warmup = 5;
   double max_bias = 0.001;
-  std::vector<std::string> mechanisms{"x2apic", "kvm-pv", "hv-fast", "hv-ex"};
+  std::vector<std::string> mechanisms{"x2apic-physical", "kvm-pv", "hyperv", "hyperv-ex"};
   std::vector<std::string> workloads{"ipi-roundtrip", "call-single"};
   std::vector<std::string> targets{"spin", "halt"};
   std::string reference = "cpuid-exit";
@@ -120,7 +124,15 @@ void add_options(CLI::App* cmd, Opts& o, unsigned which) {
         ->capture_default_str();
     cmd->add_option("--mechanisms", o.mechanisms, "KVM: send mechanisms, comma-separated")
         ->delimiter(',')
-        ->check(CLI::IsMember({"x2apic", "kvm-pv", "hv-fast", "hv-ex"}))
+        ->check(CLI::Validator(
+            [](std::string& name) -> std::string {
+              if (kvm::mechanism_from_string(name)) return {};
+              std::vector<std::string> names;
+              for (std::string_view n : kvm::mechanism_names()) names.emplace_back(n);
+              return fmt::format("'{}' is not a mechanism here{}: {} (the old names x2apic, hv-fast, hv-ex still work)",
+                                 name, did_you_mean(name, names), fmt::join(names, ", "));
+            },
+            "MECHANISM"))
         ->capture_default_str();
     cmd->add_option("--workloads", o.workloads, "KVM: workloads, comma-separated")
         ->delimiter(',')
@@ -242,27 +254,49 @@ void run(const Opts& o, unsigned which) {
 
 }  // namespace
 
+// Options given to 'measure' itself belong to the bare form (= measure all); with a subcommand they would
+// be silently dropped, so that is an error naming the first one.
+void refuse_parent_options(const CLI::App* parent, const char* sub) {
+  for (const CLI::Option* opt : parent->get_options())
+    if (opt->count() > 0 && opt->get_name() != "--help")
+      throw InputError(opt->get_name(), fmt::format("given before '{0}': options of 'ipilab measure {0}' go after it "
+                                                    "(ipilab measure {0} {1} ...)",
+                                                    sub, opt->get_name()));
+}
+
 void add_measure_command(CLI::App& root) {
   auto* cmd = root.add_subcommand("measure", "Measure IPI round trips in a real KVM guest and core-to-core latency");
   cmd->description(kMeasureHelp);
+  cmd->footer(kAllHelp);
   cmd->require_subcommand(0, 1);
   auto kvm_o = std::make_shared<Opts>();
   auto c2c_o = std::make_shared<Opts>();
   auto all_o = std::make_shared<Opts>();
+  auto bare_o = std::make_shared<Opts>();
+  add_options(cmd, *bare_o, kKvm | kC2c);  // 'ipilab measure --json x' = 'ipilab measure all --json x'
   auto* kvm = cmd->add_subcommand("kvm", "IPI micro-benchmarks in a KVM guest, interleaved rounds, ratios with intervals");
   kvm->footer(kKvmHelp);
   add_options(kvm, *kvm_o, kKvm);
-  kvm->callback([kvm_o] { run(*kvm_o, kKvm); });
+  kvm->callback([cmd, kvm_o] {
+    refuse_parent_options(cmd, "kvm");
+    run(*kvm_o, kKvm);
+  });
   auto* c2c = cmd->add_subcommand("c2c", "One-way core-to-core cache-line latency matrix between host CPUs");
   c2c->footer(kC2cHelp);
   add_options(c2c, *c2c_o, kC2c);
-  c2c->callback([c2c_o] { run(*c2c_o, kC2c); });
+  c2c->callback([cmd, c2c_o] {
+    refuse_parent_options(cmd, "c2c");
+    run(*c2c_o, kC2c);
+  });
   auto* all = cmd->add_subcommand("all", "Both kvm and c2c");
   all->footer(kAllHelp);
   add_options(all, *all_o, kKvm | kC2c);
-  all->callback([all_o] { run(*all_o, kKvm | kC2c); });
-  cmd->callback([cmd, all_o] {
-    if (cmd->get_subcommands().empty()) run(*all_o, kKvm | kC2c);  // bare 'ipilab measure'
+  all->callback([cmd, all_o] {
+    refuse_parent_options(cmd, "all");
+    run(*all_o, kKvm | kC2c);
+  });
+  cmd->callback([cmd, bare_o] {
+    if (cmd->get_subcommands().empty()) run(*bare_o, kKvm | kC2c);  // bare 'ipilab measure [options]'
   });
 }
 

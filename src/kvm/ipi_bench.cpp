@@ -24,10 +24,10 @@ using namespace Xbyak::util;
 
 const char* to_string(Mechanism m) {
   switch (m) {
-    case Mechanism::X2apic: return "x2apic";
+    case Mechanism::X2apic: return "x2apic-physical";
     case Mechanism::KvmPv: return "kvm-pv";
-    case Mechanism::HvFast: return "hv-fast";
-    case Mechanism::HvEx: return "hv-ex";
+    case Mechanism::HvFast: return "hyperv";
+    case Mechanism::HvEx: return "hyperv-ex";
   }
   return "?";
 }
@@ -46,8 +46,14 @@ const char* to_string(TimingRule r) {
 std::optional<Mechanism> mechanism_from_string(std::string_view s) {
   for (Mechanism m : {Mechanism::X2apic, Mechanism::KvmPv, Mechanism::HvFast, Mechanism::HvEx})
     if (s == to_string(m)) return m;
+  // The names before the measure and simulator names were unified (recorded JSON, scripts).
+  if (s == "x2apic") return Mechanism::X2apic;
+  if (s == "hv-fast") return Mechanism::HvFast;
+  if (s == "hv-ex") return Mechanism::HvEx;
   return std::nullopt;
 }
+
+std::vector<std::string_view> mechanism_names() { return {"x2apic-physical", "kvm-pv", "hyperv", "hyperv-ex"}; }
 std::optional<TargetState> target_from_string(std::string_view s) {
   for (TargetState t : {TargetState::Spin, TargetState::Halt})
     if (s == to_string(t)) return t;
@@ -67,6 +73,19 @@ std::string BenchCase::name() const {
     case CaseKind::Ipi: break;
   }
   return fmt::format("{}/{}/{}", to_string(mechanism), to_string(workload), to_string(target));
+}
+
+std::optional<BenchCase> case_from_name(std::string_view name) {
+  for (CaseKind k : {CaseKind::CounterRead, CaseKind::Loop, CaseKind::CpuidExit})
+    if (name == BenchCase::of(k).name()) return BenchCase::of(k);
+  const std::size_t a = name.find('/');
+  const std::size_t b = a == std::string_view::npos ? a : name.find('/', a + 1);
+  if (b == std::string_view::npos) return std::nullopt;
+  const auto m = mechanism_from_string(name.substr(0, a));
+  const auto w = workload_from_string(name.substr(a + 1, b - a - 1));
+  const auto t = target_from_string(name.substr(b + 1));
+  if (!m || !w || !t) return std::nullopt;
+  return BenchCase::ipi(*m, *w, *t);
 }
 
 bool kvm_hypercall_works() {

@@ -14,12 +14,16 @@
 //                  func(arg), releases the CSD; the sender waits for the release (csd_lock_wait).
 //     target Spin (a load loop with interrupts on, no PAUSE so pause-loop exiting never yields it) or
 //     Halt (`sti; hlt`, woken by the IPI; the sender idles halt_gap_us before each send).
-//     Mechanisms (the exact instructions the Linux guest policy issues, src/x86 and src/hv):
-//       X2apic — x2apic_phys send_IPI: one WRMSR 0x830.
-//       KvmPv  — kvm_send_ipi_mask: VMCALL KVM_HC_SEND_IPI; the guest checks RAX == 1.
-//       HvFast — HvCallSendSyntheticClusterIpi (fast) through the hypercall page, executed by ipilab's
-//                hv::Partition in user space (one I/O exit per call).
-//       HvEx   — HvCallSendSyntheticClusterIpiEx, memory input (sparse vpset), the same way.
+//     Mechanisms (the exact instructions the Linux guest policy issues, src/x86 and src/hv), named as the
+//     simulator's mechanisms (src/workload/mechanisms/) that model the same path:
+//       X2apic "x2apic-physical" — x2apic_phys send_IPI: one WRMSR 0x830.
+//       KvmPv  "kvm-pv"          — kvm_send_ipi_mask: VMCALL KVM_HC_SEND_IPI; the guest checks RAX == 1.
+//       HvFast "hyperv"          — hv_apic.c __send_ipi_one for VP 1: HvCallSendSyntheticClusterIpi (fast)
+//                                  through the hypercall page, executed by ipilab's hv::Partition in user
+//                                  space (one I/O exit per call).
+//       HvEx   "hyperv-ex"       — HvCallSendSyntheticClusterIpiEx forced (memory input, sparse vpset), the
+//                                  same way; Linux takes this path for a VP index >= 64.
+//     The names before they followed the simulator's — x2apic, hv-fast, hv-ex — are still accepted.
 //
 // How it runs (one VM, one run): every case's code is in one guest; the sender visits the cases in
 // rounds, A B C ... A B C ..., so slow drift of the host hits all of them alike. Round 0 is a pilot
@@ -58,7 +62,10 @@ enum class CaseKind { CounterRead, Loop, CpuidExit, Ipi };
 const char* to_string(Mechanism m);
 const char* to_string(TargetState t);
 const char* to_string(Workload w);
+/// The name (to_string) or an old alias (x2apic, hv-fast, hv-ex).
 std::optional<Mechanism> mechanism_from_string(std::string_view s);
+/// The names to_string gives, in the default measuring order.
+std::vector<std::string_view> mechanism_names();
 std::optional<TargetState> target_from_string(std::string_view s);
 std::optional<Workload> workload_from_string(std::string_view s);
 
@@ -70,7 +77,8 @@ struct BenchCase {
   Mechanism mechanism = Mechanism::X2apic;  ///< Ipi only
   Workload workload = Workload::RoundTrip;  ///< Ipi only
   TargetState target = TargetState::Halt;   ///< Ipi only (the other kinds keep the target halted)
-  /// "counter-read", "loop", "cpuid-exit" or "<mechanism>/<workload>/<target>" (x2apic/ipi-roundtrip/halt).
+  /// "counter-read", "loop", "cpuid-exit" or "<mechanism>/<workload>/<target>"
+  /// (x2apic-physical/ipi-roundtrip/halt).
   std::string name() const;
   static BenchCase of(CaseKind k) {
     BenchCase b;
@@ -83,6 +91,9 @@ struct BenchCase {
   static BenchCase ipi(Mechanism m, Workload w, TargetState t) { return {CaseKind::Ipi, m, w, t}; }
   bool operator==(const BenchCase&) const = default;
 };
+/// The case a name means (BenchCase::name(), or one with an old mechanism alias:
+/// "x2apic/ipi-roundtrip/halt"); nullopt for anything else.
+std::optional<BenchCase> case_from_name(std::string_view name);
 
 /// Why a case's samples have the batch size they have.
 enum class TimingRule {

@@ -229,11 +229,11 @@ std::string to_profile_toml(const MeasureReport& r, const BaseProfile& base) {
                      r.options.k.reference);
     for (const CaseReport& c : r.kvm) {
       if (c.status != CaseStatus::Ok) {
-        o += fmt::format("#   {:<26} {}\n", c.name(), to_string(c.status));
+        o += fmt::format("#   {:<34} {}\n", c.name(), to_string(c.status));
         continue;
       }
       auto n = [&](double cyc) { return num(cycles_to_ns(cyc, r.tsc_khz)); };
-      o += fmt::format("#   {:<26} median {} ns", c.name(), n(c.cycles->median));
+      o += fmt::format("#   {:<34} median {} ns", c.name(), n(c.cycles->median));
       if (c.median_ci) o += fmt::format(" [{}, {}]", n(c.median_ci->lo), n(c.median_ci->hi));
       if (c.ratio) o += fmt::format("  ratio {} [{}, {}]", num(c.ratio->value), num(c.ratio->ci.lo), num(c.ratio->ci.hi));
       if (c.result.bench.kind == kvm::CaseKind::CounterRead) o += fmt::format("  ({} samples)\n", c.cycles->count);

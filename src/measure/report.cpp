@@ -116,8 +116,9 @@ void check_options(const MeasureOptions& o) {
       throw InputError("--mechanisms", fmt::format("at most {} cases in one run", kvm::kMaxBenchCases));
     bool found = false;
     std::string names;
+    const auto ref = kvm::case_from_name(k.reference);
     for (const BenchCase& b : cases) {
-      found |= b.name() == k.reference;
+      found |= ref && b == *ref;
       names += (names.empty() ? "" : ", ") + b.name();
     }
     if (!found) throw InputError("--reference", fmt::format("no measured case is called '{}'; the cases: {}", k.reference, names));
@@ -128,8 +129,10 @@ void check_options(const MeasureOptions& o) {
 }
 
 const CaseReport* MeasureReport::find(std::string_view name) const {
+  const auto want = kvm::case_from_name(name);
+  if (!want) return nullptr;
   for (const CaseReport& c : kvm)
-    if (c.name() == name) return &c;
+    if (c.result.bench == *want) return &c;
   return nullptr;
 }
 
@@ -145,6 +148,7 @@ MeasureReport analyze(HostInfo host, const MeasureOptions& o, const std::optiona
   MeasureReport r;
   r.host = std::move(host);
   r.options = o;
+  if (const auto ref = kvm::case_from_name(o.k.reference)) r.options.k.reference = ref->name();  // an old alias
   r.kvm_unavailable = std::move(kvm_unavailable);
   r.c2c = std::move(c2c);
   if (kvm_res) {
@@ -420,22 +424,22 @@ std::string to_table(const MeasureReport& r) {
     o += fmt::format("Counter read (LFENCE; RDTSC; LFENCE, a pair): {:.1f} cycles = {:.1f} ns — kept out of batch "
                      "samples, once in each per-iteration sample\n\n",
                      r.counter_read_cycles, ns(r.counter_read_cycles, khz));
-    o += fmt::format("{:<26} {:>9} {:>10} {:>11} {:>11} {:>11} {:>23} {:>25}  {}\n", "case", "per pair", "iterations",
+    o += fmt::format("{:<34} {:>9} {:>10} {:>11} {:>11} {:>11} {:>23} {:>25}  {}\n", "case", "per pair", "iterations",
                      "median", "p99", "median", "95 % CI of median", fmt::format("ratio to {}", k.reference),
                      "user exits (sender)");
-    o += fmt::format("{:<26} {:>9} {:>10} {:>11} {:>11} {:>11} {:>23} {:>25}\n", "", "(iter.)", "", "cycles",
+    o += fmt::format("{:<34} {:>9} {:>10} {:>11} {:>11} {:>11} {:>23} {:>25}\n", "", "(iter.)", "", "cycles",
                      "cycles", "ns", "ns", "[95 % CI]");
     for (const CaseReport& c : r.kvm) {
       const kvm::CaseResult& x = c.result;
       if (c.status == CaseStatus::Unavailable) {
-        o += fmt::format("{:<26} unavailable on this KVM: {}\n", c.name(),
+        o += fmt::format("{:<34} unavailable on this KVM: {}\n", c.name(),
                          x.bench.mechanism == kvm::Mechanism::KvmPv ? "VMCALL does not complete (PVM backend)"
                                                                     : c.reason);
         continue;
       }
       const std::string iters = x.bench.kind == CaseKind::CounterRead ? "-" : fmt::format("{}", x.iterations_run);
       if (c.status == CaseStatus::Failed) {
-        o += fmt::format("{:<26} {:>9} {:>10}  FAILED: {}\n", c.name(), x.batch_n, iters, c.reason);
+        o += fmt::format("{:<34} {:>9} {:>10}  FAILED: {}\n", c.name(), x.batch_n, iters, c.reason);
         continue;
       }
       const SampleStats& s = *c.cycles;
@@ -448,7 +452,7 @@ std::string to_table(const MeasureReport& r) {
       std::string ratio = "-";
       if (c.name() == k.reference) ratio = "1 (reference)";
       else if (c.ratio) ratio = fmt::format("{:.4g} [{:.4g}, {:.4g}]", c.ratio->value, c.ratio->ci.lo, c.ratio->ci.hi);
-      o += fmt::format("{:<26} {:>9} {:>10}{} {:>11.1f} {:>11.1f} {:>11.1f} {:>23} {:>25}  {}\n", c.name(), x.batch_n,
+      o += fmt::format("{:<34} {:>9} {:>10}{} {:>11.1f} {:>11.1f} {:>11.1f} {:>23} {:>25}  {}\n", c.name(), x.batch_n,
                        iters, x.rounds_truncated > 0 ? "*" : " ", s.median, s.p99, ns(s.median, khz), ci, ratio,
                        exits);
     }
@@ -477,7 +481,7 @@ std::string to_table(const MeasureReport& r) {
                             "timed window: {}", k.halt_gap_us, gap), "  ", "    ", 110);
     o += "  counter-read: per iteration by definition (an empty timed region)\n";
     o += "* = the time budget stopped some rounds early (fewer iterations than planned; JSON: rounds_truncated).\n"
-         "hv-fast/hv-ex run through ipilab's user-space Hyper-V (hv::Partition): one exit per hypercall; x2apic and "
+         "hyperv/hyperv-ex run through ipilab's user-space Hyper-V (hv::Partition): one exit per hypercall; x2apic-physical and "
          "kvm-pv must show 0.\n";
   }
   if (r.c2c) o += "\n" + c2c_table(*r.c2c);

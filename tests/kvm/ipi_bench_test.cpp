@@ -156,12 +156,27 @@ TEST(IpiBench, BadConfigurationsAreRefusedBeforeAnyVm) {
 }
 
 TEST(IpiBench, CaseNamesAndParsing) {
-  EXPECT_EQ(BenchCase::ipi(Mechanism::HvEx, Workload::CallSingle, TargetState::Spin).name(), "hv-ex/call-single/spin");
+  EXPECT_EQ(BenchCase::ipi(Mechanism::HvEx, Workload::CallSingle, TargetState::Spin).name(), "hyperv-ex/call-single/spin");
   EXPECT_EQ(BenchCase::cpuid_exit().name(), "cpuid-exit");
   EXPECT_EQ(mechanism_from_string("kvm-pv"), Mechanism::KvmPv);
   EXPECT_FALSE(mechanism_from_string("kvm_pv"));
   EXPECT_EQ(workload_from_string("call-single"), Workload::CallSingle);
   EXPECT_EQ(target_from_string("halt"), TargetState::Halt);
+  // The simulator's mechanism names; the old ones stay accepted.
+  EXPECT_EQ(BenchCase::ipi(Mechanism::X2apic, Workload::RoundTrip, TargetState::Halt).name(),
+            "x2apic-physical/ipi-roundtrip/halt");
+  EXPECT_EQ(BenchCase::ipi(Mechanism::HvFast, Workload::RoundTrip, TargetState::Halt).name(), "hyperv/ipi-roundtrip/halt");
+  EXPECT_EQ(mechanism_from_string("x2apic"), Mechanism::X2apic);
+  EXPECT_EQ(mechanism_from_string("hv-fast"), Mechanism::HvFast);
+  EXPECT_EQ(mechanism_from_string("hv-ex"), Mechanism::HvEx);
+  EXPECT_EQ(mechanism_from_string("hyperv-ex"), Mechanism::HvEx);
+  EXPECT_EQ(case_from_name("x2apic/call-single/spin"),
+            BenchCase::ipi(Mechanism::X2apic, Workload::CallSingle, TargetState::Spin));
+  EXPECT_EQ(case_from_name("hv-ex/ipi-roundtrip/halt")->name(), "hyperv-ex/ipi-roundtrip/halt");
+  EXPECT_EQ(case_from_name("cpuid-exit"), BenchCase::cpuid_exit());
+  EXPECT_FALSE(case_from_name("x2apic/ipi-roundtrip"));
+  EXPECT_FALSE(case_from_name("x2apic/ipi-roundtrip/halt/"));
+  EXPECT_FALSE(case_from_name("cpuid"));
 }
 
 }  // namespace

@@ -84,7 +84,7 @@ MeasureOptions fake_options() {
 
 TEST(MeasureReport, RatiosArePairedOverRoundsAndSurviveDrift) {
   const MeasureReport r = analyze(fake_host(), fake_options(), fake_rounds(), "", std::nullopt);
-  const CaseReport* rt = r.find("x2apic/ipi-roundtrip/halt");
+  const CaseReport* rt = r.find("x2apic-physical/ipi-roundtrip/halt");
   ASSERT_NE(rt, nullptr);
   ASSERT_EQ(rt->status, CaseStatus::Ok);
   ASSERT_TRUE(rt->ratio);
@@ -101,15 +101,15 @@ TEST(MeasureReport, RatiosArePairedOverRoundsAndSurviveDrift) {
 
 TEST(MeasureReport, ACaseWithoutSamplesIsAFailureNeverAZero) {
   const MeasureReport r = analyze(fake_host(), fake_options(), fake_rounds(), "", std::nullopt);
-  const CaseReport* hv = r.find("hv-fast/ipi-roundtrip/halt");
+  const CaseReport* hv = r.find("hyperv/ipi-roundtrip/halt");
   ASSERT_NE(hv, nullptr);
   EXPECT_EQ(hv->status, CaseStatus::Failed);
   EXPECT_FALSE(hv->cycles);
   EXPECT_FALSE(hv->ratio);
-  EXPECT_EQ(r.failed_cases(), std::vector<std::string>{"hv-fast/ipi-roundtrip/halt"});
+  EXPECT_EQ(r.failed_cases(), std::vector<std::string>{"hyperv/ipi-roundtrip/halt"});
   const nlohmann::json j = to_json(r);
   const auto& cases = j["kvm"]["cases"];
-  const auto it = std::find_if(cases.begin(), cases.end(), [](const auto& c) { return c["name"] == "hv-fast/ipi-roundtrip/halt"; });
+  const auto it = std::find_if(cases.begin(), cases.end(), [](const auto& c) { return c["name"] == "hyperv/ipi-roundtrip/halt"; });
   ASSERT_NE(it, cases.end());
   EXPECT_EQ((*it)["status"], "failed");
   EXPECT_TRUE((*it)["cycles"].is_null());
@@ -117,7 +117,7 @@ TEST(MeasureReport, ACaseWithoutSamplesIsAFailureNeverAZero) {
   EXPECT_TRUE((*it)["ratio_to_reference"].is_null());
   EXPECT_EQ((*it)["samples"], 0);
   const std::string table = to_table(r);
-  const auto line_at = table.find("hv-fast/ipi-roundtrip/halt");
+  const auto line_at = table.find("hyperv/ipi-roundtrip/halt");
   ASSERT_NE(line_at, std::string::npos);
   const std::string line = table.substr(line_at, table.find('\n', line_at) - line_at);
   EXPECT_NE(line.find("FAILED"), std::string::npos) << line;
@@ -132,14 +132,14 @@ TEST(MeasureReport, UnavailableMechanismIsSaidPerCaseAndTheRestStays) {
   const nlohmann::json j = to_json(r);
   EXPECT_EQ(j["kvm"]["cases"][3]["status"], "unavailable");
   EXPECT_EQ(j["kvm"]["cases"][3]["reason"], "VMCALL never completes on this KVM");
-  EXPECT_NE(to_table(r).find("kvm-pv/ipi-roundtrip/halt  unavailable on this KVM"), std::string::npos);
+  EXPECT_NE(to_table(r).find("kvm-pv/ipi-roundtrip/halt          unavailable on this KVM"), std::string::npos);
 }
 
 TEST(MeasureReport, IterationsAndTimeBudgetCutsAreReported) {
   const MeasureReport r = analyze(fake_host(), fake_options(), fake_rounds(), "", std::nullopt);
   const nlohmann::json j = to_json(r);
   const auto& rt = j["kvm"]["cases"][2];
-  EXPECT_EQ(rt["name"], "x2apic/ipi-roundtrip/halt");
+  EXPECT_EQ(rt["name"], "x2apic-physical/ipi-roundtrip/halt");
   EXPECT_EQ(rt["iterations_run"], 12);
   EXPECT_EQ(rt["iterations_planned"], 20);
   EXPECT_EQ(rt["truncated_by_time_budget"], true);
@@ -173,7 +173,7 @@ TEST(MeasureReport, WarnsWhereTheMeasurementIsWeak) {
   EXPECT_TRUE(has("load average was 3.50"));
   EXPECT_TRUE(has("CPU pairs 1-0"));
   EXPECT_TRUE(has("time budget stopped rounds early"));
-  EXPECT_TRUE(has("no samples (the case failed): hv-fast/ipi-roundtrip/halt"));
+  EXPECT_TRUE(has("no samples (the case failed): hyperv/ipi-roundtrip/halt"));
   HostInfo quiet = fake_host();
   quiet.nested = false;
   quiet.kvm_backend = "kvm_intel";
@@ -194,9 +194,9 @@ TEST(MeasureReport, OptionsAreCheckedBeforeMeasuring) {
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(e.place(), "--reference");
-    EXPECT_NE(e.reason().find("x2apic/ipi-roundtrip/halt"), std::string::npos);  // lists the names
+    EXPECT_NE(e.reason().find("x2apic-physical/ipi-roundtrip/halt"), std::string::npos);  // lists the names
   }
-  o.k.reference = "x2apic/call-single/spin";
+  o.k.reference = "x2apic-physical/call-single/spin";
   EXPECT_NO_THROW(check_options(o));
   const auto cases = planned_cases(o.k);
   ASSERT_EQ(cases.size(), 3u + 16u);
