@@ -10,7 +10,7 @@ using namespace keys;
 constexpr UnitKind D = UnitKind::Duration;
 constexpr std::string_view kAll = "every workload";
 constexpr std::string_view kHv = "mechanism hyperv";
-constexpr std::string_view kCsd = "the call-function IPIs (smp_call_function_single, multicast, storm, wakeup)";
+constexpr std::string_view kCsd = "the call-function IPIs (smp_call_function_single, multicast, storm, wakeup; kvm_bench's call-single)";
 constexpr std::string_view kX86 = "mechanisms hyperv (native fallback), x2apic-physical, x2apic-cluster, kvm-pv";
 constexpr std::string_view kPv = "mechanisms kvm-pv (and hyperv on KVM)";
 constexpr std::string_view kVsgi = "mechanism gicv4.1-vsgi";
@@ -19,15 +19,15 @@ constexpr std::string_view kEmu = "mechanism gicv3-emulated-sgi";
 constexpr std::string_view kItsCmd = "mechanism gicv4.1-vsgi, when a workload issues ITS commands (its_commands)";
 constexpr std::string_view kWake = "workload wakeup (remote wake-ups through the call-single queue)";
 constexpr std::string_view kMem =
-    "recorded only: ipilab measure writes it from its c2c pairs; the simulator prices every line transfer from the host latency "
-    "matrix (ipilab topo --measure fills it)";
+    "workload kvm_bench (line_transfer = profile/auto: its flag and CSD lines; ipilab measure writes it from its c2c pairs); "
+    "every other line transfer is priced from the host latency matrix (ipilab topo --measure fills it)";
 constexpr std::string_view kPoll = "targets idling in polling idle (vm.state = \"polling\") that skip the IPI";
 
 // One line per key: name, unit kind, what it is (and per what), who reads it.
 constexpr CostKeyInfo kCatalog[] = {
     // Guest (Linux inside the VM).
-    {guest_bench_loop.name, D, "per iteration of the benchmark loop itself (rdtsc/counter reads, loop control)", "workloads smp_call_function_single, ipi_hw, multicast"},
-    {guest_counter_read.name, D, "one timestamp pair around a timed region (LFENCE; RDTSC; LFENCE at each end): once per sample, so once per iteration when each iteration is timed and once per batch otherwise", "recorded only: ipilab measure writes it (the simulator's loops price their timing in guest.bench_loop)", true},
+    {guest_bench_loop.name, D, "per iteration of the benchmark loop itself (rdtsc/counter reads, loop control)", "workloads smp_call_function_single, ipi_hw, multicast, kvm_bench"},
+    {guest_counter_read.name, D, "one timestamp pair around a timed region (LFENCE; RDTSC; LFENCE at each end): once per sample, so once per iteration when each iteration is timed and once per batch otherwise", "workload kvm_bench (ipilab measure writes it; the other loops price their timing in guest.bench_loop)"},
     {guest_ipi_path_call.name, D, "entering the guest's send-IPI path once: indirect call through apic->send_IPI*, preempt/irq bookkeeping", kX86},
     {guest_irq_save_restore.name, D, "one local_irq_save() + local_irq_restore() pair around a send", kHv},
     {guest_cpumask_word.name, D, "touching one 64-bit word of a cpumask (clear, set or scan); walking NR_CPUS bits touches NR_CPUS/64 words", kX86},
@@ -44,7 +44,7 @@ constexpr CostKeyInfo kCatalog[] = {
     {guest_context_switch.name, D, "schedule(): one switch between the idle task and a task (either way)", kWake},
     {guest_idle_poll_exit.name, D, "polling idle (TIF_POLLING_NRFLAG): seeing need_resched and leaving the poll loop, up to flush_smp_call_function_queue", kPoll},
     // Generic VM exit/entry.
-    {vm_exit_entry.name, D, "one VM exit plus the VM entry back (world switch and common exit path), excluding exit-specific handling", "mechanisms hyperv, x2apic-physical, x2apic-cluster, kvm-pv"},
+    {vm_exit_entry.name, D, "one VM exit plus the VM entry back (world switch and common exit path), excluding exit-specific handling", "mechanisms hyperv, x2apic-physical, x2apic-cluster, kvm-pv; workload kvm_bench (its cpuid-exit case)"},
     // Hyper-V.
     {hv_hypercall_entry_exit.name, D, "hypercall (VMCALL) dispatch and return in the hypervisor, per hypercall, excluding input processing and vm.exit_entry", kHv},
     {hv_fast_input_decode.name, D, "reading a fast hypercall's input from registers (RDX/R8, XMM), per hypercall", kHv},
@@ -77,10 +77,10 @@ constexpr CostKeyInfo kCatalog[] = {
     {its_wait_udelay.name, D, "udelay(1) between two GITS_CREADR reads in its_wait_for_range_completion", kItsCmd},
     {gic_vgic_mmio_trap.name, D, "a guest MMIO write to its redistributor's SGI frame (GICR_ISENABLER0/ICENABLER0/IPRIORITYR) trapping to KVM and back: data abort, decode, vgic MMIO dispatch, excluding the ITS commands it sends", kItsCmd},
     // Cache coherence.
-    {mem_cacheline_smt.name, D, "one-way cache-line transfer between SMT siblings", kMem, true},
-    {mem_cacheline_same_node.name, D, "one-way cache-line transfer between cores of one NUMA node", kMem, true},
-    {mem_cacheline_same_socket.name, D, "one-way cache-line transfer between NUMA nodes of one socket", kMem, true},
-    {mem_cacheline_cross_socket.name, D, "one-way cache-line transfer between sockets", kMem, true},
+    {mem_cacheline_smt.name, D, "one-way cache-line transfer between SMT siblings", kMem},
+    {mem_cacheline_same_node.name, D, "one-way cache-line transfer between cores of one NUMA node", kMem},
+    {mem_cacheline_same_socket.name, D, "one-way cache-line transfer between NUMA nodes of one socket", kMem},
+    {mem_cacheline_cross_socket.name, D, "one-way cache-line transfer between sockets", kMem},
     // vCPU scheduling.
     {vcpu_halt_exit.name, D, "a vCPU executing HLT/WFI: the exit and the host putting the vCPU to sleep", "targets idling in HLT/WFI (vm.state = \"halted\")"},
     {vcpu_halt_wakeup.name, D, "waking a halted vCPU: from the interrupt being posted to the vCPU running guest code again", "targets idling in HLT/WFI (vm.state = \"halted\")"},

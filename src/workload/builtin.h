@@ -12,5 +12,6 @@ WorkloadInfo describe_kick();                      // kick.cpp
 WorkloadInfo describe_storm();                     // storm.cpp
 WorkloadInfo describe_wakeup();                    // wakeup.cpp
 WorkloadInfo describe_its_commands();              // its_commands.cpp
+WorkloadInfo describe_kvm_bench();                 // kvm_bench.cpp
 
 }  // namespace ipilab::workload
