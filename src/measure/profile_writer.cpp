@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <stdexcept>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -37,20 +38,30 @@ std::string toml_string(std::string_view s) {
 // A number as written in the file, and back: bins and value are computed from what is printed.
 std::string num(double v) { return fmt::format("{:.6g}", v); }
 double printed(double v) { return std::stod(num(v)); }
+bool in(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 std::string one_line(std::string s) {
   std::replace(s.begin(), s.end(), '\n', ' ');
   return s;
 }
 
-std::vector<double> pooled_ns(const CaseReport& c, std::uint64_t khz) {
-  std::vector<double> v;
-  for (const auto& round : c.result.rounds)
-    for (double x : round) v.push_back(cycles_to_ns(x, khz));
+// The case's histogram (the one the JSON holds) in ns: a profile written from a live measurement and one
+// written from its JSON recording (recorded.h) are the same.
+std::vector<Bin> bins_ns(const CaseReport& c, std::uint64_t khz) {
+  std::vector<Bin> v;
+  for (const Bin& b : c.histogram_cycles) v.push_back({cycles_to_ns(b.lo, khz), cycles_to_ns(b.hi, khz), b.count});
   return v;
 }
 
 }  // namespace
+
+double as_written(double v) { return printed(v); }
+
+std::string measured_where(const HostInfo& h) {
+  return fmt::format("{} ({}, {} CPUs), kernel {}, KVM backend {}{}", h.hostname.empty() ? "this host" : h.hostname,
+                     h.cpu_model, h.cpus, h.kernel, h.kvm_backend.empty() ? "none" : h.kvm_backend,
+                     h.nested ? fmt::format(", itself a VM (L0 \"{}\")", h.hypervisor_vendor) : "");
+}
 
 std::vector<std::string> shipped_profiles() {
   std::vector<std::string> out;
@@ -93,14 +104,14 @@ std::vector<MeasuredCost> measured_costs(const MeasureReport& r) {
     if (!c || c->status != CaseStatus::Ok) return;
     MeasuredCost m;
     m.key = key;
-    m.samples_ns = pooled_ns(*c, r.tsc_khz);
+    m.bins_ns = bins_ns(*c, r.tsc_khz);
     m.iterations = c->result.bench.kind == kvm::CaseKind::CounterRead
                        ? c->cycles->count
                        : c->result.iterations_run;
     m.method = fmt::format("{}; {} samples{} in {} interleaved rounds{}", method, c->cycles->count,
                            c->result.batch_n > 1 ? fmt::format(" of {} iterations each (batch means)", c->result.batch_n)
                                                  : std::string(" of one iteration"),
-                           c->result.rounds.size(),
+                           c->rounds_timed,
                            c->result.rounds_truncated ? fmt::format(", {} cut by the time budget",
                                                                     c->result.rounds_truncated)
                                                       : std::string());
@@ -128,22 +139,25 @@ std::vector<MeasuredCost> measured_costs(const MeasureReport& r) {
   if (r.c2c && r.c2c->pus.size() >= 2) {
     const C2cMatrix& m = *r.c2c;
     std::map<std::string, MeasuredCost> by_key;
+    std::map<std::string, std::vector<double>> samples;
     std::map<std::string, unsigned> pairs;
     for (std::size_t i = 0; i < m.pus.size(); ++i)
       for (std::size_t j = 0; j < i; ++j) {
         const std::string key = cost_key(m.pair_class[i][j]);
         MeasuredCost& c = by_key[key];
         c.key = key;
-        c.samples_ns.insert(c.samples_ns.end(), m.samples_ns[i][j].begin(), m.samples_ns[i][j].end());
+        samples[key].insert(samples[key].end(), m.samples_ns[i][j].begin(), m.samples_ns[i][j].end());
         c.iterations += static_cast<std::uint64_t>(m.round_trips) * m.samples_ns[i][j].size();
         ++pairs[key];
       }
     for (auto& [key, c] : by_key) {
+      if (samples[key].empty()) continue;
+      c.bins_ns = log_bins(samples[key]);
       c.method = fmt::format("one-way CAS ping-pong between host threads pinned to {} CPU pair{} of this class "
                              "(the core-to-core-latency method): {} samples of {} round trips, one steady_clock "
                              "pair per sample, pairs interleaved over {} rounds",
-                             pairs[key], pairs[key] == 1 ? "" : "s", c.samples_ns.size(), m.round_trips, m.samples);
-      std::vector<double> sorted = c.samples_ns;
+                             pairs[key], pairs[key] == 1 ? "" : "s", samples[key].size(), m.round_trips, m.samples);
+      std::vector<double> sorted = samples[key];
       std::sort(sorted.begin(), sorted.end());
       c.note = fmt::format("Host threads, not vCPUs: the cache-line transfer itself. Median {} ns; clock read {} ns "
                            "per sample ({} % of one)",
@@ -155,15 +169,12 @@ std::vector<MeasuredCost> measured_costs(const MeasureReport& r) {
   return out;
 }
 
-std::string to_profile_toml(const MeasureReport& r, const BaseProfile& base) {
+std::string to_profile_toml(const MeasureReport& r, const BaseProfile& base, std::span<const FittedCost> fitted) {
   const std::vector<MeasuredCost> costs = measured_costs(r);
   if (costs.empty())
     throw InputError("--profile-out", "nothing was measured that a cost profile can hold (no case has samples)");
   const HostInfo& h = r.host;
-  const std::string where =
-      fmt::format("{} ({}, {} CPUs), kernel {}, KVM backend {}{}", h.hostname.empty() ? "this host" : h.hostname,
-                  h.cpu_model, h.cpus, h.kernel, h.kvm_backend.empty() ? "none" : h.kvm_backend,
-                  h.nested ? fmt::format(", itself a VM (L0 \"{}\")", h.hypervisor_vendor) : "");
+  const std::string where = measured_where(h);
   std::string o;
   o += "# Cost profile written by `ipilab measure --profile-out` (docs/measure.md).\n";
   o += fmt::format("# Measured on {} at {}.\n", where, h.date_utc);
@@ -187,9 +198,8 @@ std::string to_profile_toml(const MeasureReport& r, const BaseProfile& base) {
 
   const std::string prov = fmt::format("on {}, {}", where, h.date_utc);
   for (const MeasuredCost& c : costs) {
-    const std::vector<Bin> raw = log_bins(c.samples_ns);
     std::vector<Bin> bins;
-    for (const Bin& b : raw) bins.push_back({printed(b.lo), printed(b.hi), b.count});
+    for (const Bin& b : c.bins_ns) bins.push_back({printed(b.lo), printed(b.hi), b.count});
     const double value = bins_mean(bins);
     o += "\n";
     if (base.profile.has(c.key)) {
@@ -211,12 +221,28 @@ std::string to_profile_toml(const MeasureReport& r, const BaseProfile& base) {
                      toml_string(fmt::format("{}. value is the mean of the bins (what sampling them gives)", c.note)));
   }
 
-  // Everything else: the base's.
-  std::vector<std::string> measured_keys;
+  std::vector<std::string> measured_keys, fitted_keys;
   for (const MeasuredCost& c : costs) measured_keys.push_back(c.key);
+  for (const FittedCost& f : fitted) {
+    if (in(measured_keys, f.key) || in(fitted_keys, f.key))
+      throw std::logic_error(fmt::format("profile writer: {} is measured or fitted twice", f.key));
+    fitted_keys.push_back(f.key);
+    o += "\n";
+    if (base.profile.has(f.key)) {
+      const cost::Cost& was = base.profile.get(f.key);
+      o += fmt::format("# fitted; overrides the base's {} {}\n", num(was.value), cost::unit_name(was.unit));
+    } else {
+      o += "# fitted; not in the base\n";
+    }
+    o += fmt::format("[cost.{}]\nvalue = {}\nunit = \"ns\"\ndist = \"fixed\"\nclass = \"fitted\"\nsource = {}\n", f.key,
+                     num(f.value_ns), toml_string(f.source));
+    if (!f.note.empty()) o += fmt::format("note = {}\n", toml_string(f.note));
+  }
+
+  // Everything else: the base's.
   o += fmt::format("\n# Inherited from the base '{}' ({}), unchanged:\n", base.reference, base.file);
   for (const std::string& key : base.profile.keys()) {
-    if (std::find(measured_keys.begin(), measured_keys.end(), key) != measured_keys.end()) continue;
+    if (in(measured_keys, key) || in(fitted_keys, key)) continue;
     const cost::Cost& c = base.profile.get(key);
     o += fmt::format("#   inherited  {} = {} {}  ({})\n", key, num(c.value), cost::unit_name(c.unit), one_line(c.source));
   }

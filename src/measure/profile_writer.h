@@ -6,7 +6,8 @@
 //   [profile] name = "this-host", extends = the base (a shipped name as given, or a file's absolute
 //             path), clock_ghz = the guest TSC (the measured entries are in ns and need no clock).
 //   One [cost.KEY] per primitive measured here, class = "measured", dist = "empirical" with the
-//   samples' histogram as bins = [[lo, hi, count], ...] (ns, log grid, stats.h log_bins) and value = the
+//   samples' histogram as bins = [[lo, hi, count], ...] (ns; the case's log grid in TSC cycles, stats.h
+//   log_bins, as the JSON's histogram_ns has it) and value = the
 //   bins' mean (what sampling them gives, within 3 % of the sample mean, which `note` states with the
 //   median, p99 and the interval); `source` carries the provenance: host, CPU, kernel, KVM backend,
 //   date, method, iterations and rounds.
@@ -14,7 +15,8 @@
 //     guest.counter_read <- counter-read (one LFENCE; RDTSC; LFENCE pair)
 //     guest.bench_loop   <- loop (the batch loop's control per iteration)
 //     mem.cacheline_*    <- c2c, pairs grouped by topology class (c2c.h PairClass), one key per class
-//   Every base entry not measured here is listed in a comment as inherited (value, unit, source), so
+//   Then the values fitted to measured cases (FittedCost, this_host.h), class = "fitted", dist = "fixed".
+//   Every base entry neither measured nor fitted here is listed in a comment as inherited (value, unit, source), so
 //   the file says for every key where it comes from; the base itself applies through `extends`.
 //   The measured composite cases (round trips, call-single) are listed in comments with their medians,
 //   intervals and ratios: they are what a this-host simulation is compared against (the JSON has them
@@ -22,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,7 +50,9 @@ BaseProfile load_base_profile(const std::string& arg);
 /// One primitive measured here, with the key it prices.
 struct MeasuredCost {
   std::string key;
-  std::vector<double> samples_ns;  ///< per-iteration values
+  /// The samples' histogram in ns: a KVM case's log_bins (the JSON's histogram_ns, so a recorded
+  /// measurement gives the same profile), c2c's log_bins of the pairs' samples.
+  std::vector<Bin> bins_ns;
   std::string method;
   std::string note;
   std::uint64_t iterations = 0;    ///< timed iterations behind the samples
@@ -55,8 +60,23 @@ struct MeasuredCost {
 /// The measured primitives of `r`, in profile order; cases without samples give no entry.
 std::vector<MeasuredCost> measured_costs(const MeasureReport& r);
 
+/// A value fitted to a measured case (this_host.h fits them): written after the measured entries as
+/// class "fitted", dist "fixed", in ns, with its source (which case, which figure) and note (what it
+/// absorbs).
+struct FittedCost {
+  std::string key;
+  double value_ns = 0;  ///< as written (as_written())
+  std::string source;   ///< starts with FITTED
+  std::string note;
+};
+
+/// A number as the profile writes it (6 significant digits): what reading the file back gives.
+double as_written(double v);
+/// "HOST (CPU, N CPUs), kernel K, KVM backend B[, itself a VM (L0 \"V\")]": where a measurement ran.
+std::string measured_where(const HostInfo& h);
+
 /// The profile text. Throws InputError("--profile-out", ...) when nothing was measured that a profile
 /// can hold.
-std::string to_profile_toml(const MeasureReport& r, const BaseProfile& base);
+std::string to_profile_toml(const MeasureReport& r, const BaseProfile& base, std::span<const FittedCost> fitted = {});
 
 }  // namespace ipilab::measure

@@ -159,6 +159,7 @@ MeasureReport analyze(HostInfo host, const MeasureOptions& o, const std::optiona
     for (const kvm::CaseResult& res : kvm_res->cases) {
       CaseReport c;
       c.result = res;
+      c.rounds_timed = res.rounds.size();
       if (!res.available) {
         c.status = CaseStatus::Unavailable;
         c.reason = res.unavailable_reason;

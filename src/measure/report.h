@@ -72,6 +72,7 @@ struct CaseReport {
   std::optional<RatioEstimate> ratio;  ///< median / the reference's median, paired over rounds
   std::string timing_note;             ///< why this case is timed per batch or per iteration
   std::vector<Bin> histogram_cycles;   ///< log_bins of the pooled samples
+  std::size_t rounds_timed = 0;        ///< timed rounds that ran (result.rounds, also for a recorded case)
   std::string name() const { return result.bench.name(); }
 };
 

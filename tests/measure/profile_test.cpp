@@ -11,7 +11,9 @@
 
 #include "common/error.h"
 #include "cost/catalog.h"
+#include "cost/profile.h"
 #include "measure/profile_writer.h"
+#include "measure/recorded.h"
 #include "measure/stats.h"
 
 namespace ipilab::measure {
@@ -138,7 +140,7 @@ TEST(MeasureProfile, EveryBaseEntryNotMeasuredIsListedAsInherited) {
   const Written w = write();
   const BaseProfile base = load_base_profile("kvm-skylake-pv-ipi");
   for (const std::string& k : base.profile.keys()) {
-    const bool measured = k == "vm.exit_entry" || k == "guest.bench_loop";
+    const bool measured = k == "vm.exit_entry" || k == "guest.bench_loop" || k == "guest.counter_read";
     EXPECT_EQ(w.text.find("inherited  " + k + " = ") != std::string::npos, !measured) << k;
   }
   EXPECT_NE(w.text.find("# measured; overrides the base's 400 ns\n[cost.vm.exit_entry]"), std::string::npos);
@@ -158,6 +160,54 @@ TEST(MeasureProfile, BaseIsAShippedNameOrAFile) {
     EXPECT_NE(e.reason().find("kvm-skylake-pv-ipi"), std::string::npos);  // lists the shipped ones
   }
   EXPECT_THROW(load_base_profile("/no/such/profile.toml"), InputError);
+}
+
+// The contract between the two sides: cost::Profile loads exactly what --profile-out writes — the measured
+// entries as empirical distributions whose mean is the written value, class measured, from this file; every
+// other key from the base through `extends`, with the base's value and provenance.
+TEST(MeasureProfile, CostProfileLoadsExactlyWhatIsWritten) {
+  const Written w = write();
+  const cost::Profile p = cost::Profile::parse(w.text, "/tmp/this-host.toml");
+  const BaseProfile base = load_base_profile("kvm-skylake-pv-ipi");
+  EXPECT_EQ(p.name(), "this-host");
+  ASSERT_EQ(p.layers().size(), 2u);
+  EXPECT_EQ(p.layers()[1].name, "kvm-skylake-pv-ipi");
+  EXPECT_DOUBLE_EQ(p.clock_ghz(), 2.0);
+  for (const char* key : {"vm.exit_entry", "guest.counter_read", "guest.bench_loop", "mem.cacheline_same_node"}) {
+    SCOPED_TRACE(key);
+    const cost::Cost& c = p.get(key);
+    const std::string k(key);
+    const toml::table& e = *w.doc["cost"][k.substr(0, k.find('.'))][k.substr(k.find('.') + 1)].as_table();
+    EXPECT_EQ(c.dist, sim::DistKind::Empirical);
+    EXPECT_EQ(c.cls, cost::CostClass::Measured);
+    EXPECT_EQ(c.unit, cost::Unit::Ns);
+    EXPECT_DOUBLE_EQ(c.value, e["value"].value<double>().value());
+    EXPECT_EQ(c.bins.size(), e["bins"].as_array()->size());
+    EXPECT_NEAR(c.mean.ns(), c.value, 1e-3);  // stored in ps: the value to the picosecond
+    EXPECT_EQ(c.from, "/tmp/this-host.toml");
+  }
+  // The CPUID exit: the mean of its samples (2000+ cycles at 2 GHz, one sample in 40 twenty times longer)
+  // within the bins' width; the base said 400.
+  const double mean_ns = fake_report().find("cpuid-exit")->cycles->mean / 2.0;
+  EXPECT_NEAR(p.get("vm.exit_entry").value / mean_ns, 1.0, 0.03);
+  for (const std::string& key : base.profile.keys()) {
+    if (key == "vm.exit_entry" || key == "guest.bench_loop" || key == "guest.counter_read") continue;
+    SCOPED_TRACE(key);
+    const cost::Cost& c = p.get(key);
+    const cost::Cost& b = base.profile.get(key);
+    EXPECT_EQ(c.mean, b.mean);
+    EXPECT_EQ(c.source, b.source);
+    EXPECT_EQ(c.from, b.from);
+  }
+  EXPECT_EQ(p.keys().size(), base.profile.keys().size() + 1);  // + the cache line
+}
+
+// A profile written from a measurement and one written from its JSON recording are the same text.
+TEST(MeasureProfile, ARecordedMeasurementGivesTheSameProfile) {
+  const MeasureReport live = fake_report();
+  const MeasureReport recorded = report_from_json(to_json(live), "m.json");
+  const BaseProfile base = load_base_profile("kvm-skylake-pv-ipi");
+  EXPECT_EQ(to_profile_toml(recorded, base), to_profile_toml(live, base));
 }
 
 TEST(MeasureProfile, NothingMeasuredIsAnErrorNotAnEmptyProfile) {
