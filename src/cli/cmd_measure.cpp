@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,7 +20,9 @@
 #include "measure/c2c.h"
 #include "measure/outputs.h"
 #include "measure/profile_writer.h"
+#include "measure/recorded.h"
 #include "measure/report.h"
+#include "measure/this_host.h"
 
 namespace ipilab::cli {
 
@@ -52,11 +55,18 @@ Per case: iterations run, median and p99 (cycles), the median in ns with its 95 
 rounds, and the ratio to --reference with a paired interval (ratios survive the host's drift; absolute
 figures here move 15-40 % from run to run). A time budget that stops rounds early is marked '*'.
 Units: guest TSC cycles (frequency from KVM_GET_TSC_KHZ); ns = cycles / TSC GHz.
+Modelling: --profile-out writes a profile of this machine (the measured entries over --base, plus the values
+fitted to measured cases); --compare also runs the built-in this-host scenario on that profile in the same
+process and prints measured and modelled medians side by side, per case: fitted (one value each), predicted
+(no fit of its own: the 10 % target), not covered (e.g. a spinning target on PVM) or unavailable.
+--from FILE.json does both for a recorded measurement, without KVM.
 
 Examples (from any directory):
   ipilab measure kvm
   ipilab measure kvm --mechanisms x2apic-physical,hyperv --targets halt --rounds 30 --json /tmp/kvm.json
   ipilab measure kvm --profile-out /tmp/this-host.toml --base kvm-skylake-pv-ipi
+  ipilab measure kvm --compare --json /tmp/compare.json
+  ipilab measure kvm --from /tmp/kvm.json --compare
   ipilab measure kvm --json - | jq '.kvm.cases[] | {name, ratio: .ratio_to_reference.value}')";
 
 constexpr const char* kC2cHelp = R"(How: two threads pinned with hwloc CAS one cache line back and forth; one
@@ -70,11 +80,14 @@ Examples (from any directory):
   ipilab measure c2c --json - | jq .c2c.median_pair_ns)";
 
 constexpr const char* kAllHelp = R"(Both 'kvm' and 'c2c' (see their --help); --profile-out then holds the
-measured KVM primitives and the cache-line transfer.
+measured KVM primitives, the cache-line transfer and the fitted values; --compare simulates the measured cases
+on it (see 'ipilab measure kvm --help'). A bare 'ipilab measure [options]' is 'ipilab measure all [options]'.
 
 Examples (from any directory):
-  ipilab measure all
-  ipilab measure all --json /tmp/measure.json --profile-out /tmp/this-host.toml --base kvm-skylake-pv-ipi)";
+  ipilab measure
+  ipilab measure --compare
+  ipilab measure --json /tmp/measure.json --profile-out /tmp/this-host.toml --base kvm-skylake-pv-ipi
+  ipilab run this-host --profile myhost.toml   # a profile written by 'ipilab measure --profile-out myhost.toml')";
 
 struct Opts {
   // kvm
@@ -98,11 +111,16 @@ struct Opts {
   std::string csv, heatmap;
   // outputs
   std::string json, profile_out, base;
+  // modelling
+  bool compare = false;
+  std::string from;                    ///< a recorded measurement instead of measuring
+  std::vector<CLI::Option*> measuring; ///< options that only mean something when measuring
 };
 
 enum Which : unsigned { kKvm = 1, kC2c = 2 };
 
 void add_options(CLI::App* cmd, Opts& o, unsigned which) {
+  const std::size_t first = cmd->get_options().size();
   if (which & kKvm) {
     cmd->add_option("--rounds", o.rounds, "KVM: interleaved rounds (after one pilot round)")
         ->check(CLI::Range(1u, 100000u))
@@ -165,6 +183,10 @@ void add_options(CLI::App* cmd, Opts& o, unsigned which) {
     cmd->add_option("--heatmap", o.heatmap, "c2c: write a heat map with gnuplot; the extension names the format")
         ->type_name("FILE.png|.svg|.pdf");
   }
+  for (std::size_t i = first; i < cmd->get_options().size(); ++i) {
+    CLI::Option* opt = cmd->get_options()[i];
+    if (opt->get_name() != "--csv" && opt->get_name() != "--heatmap") o.measuring.push_back(opt);
+  }
   cmd->add_option("--json", o.json, "write the full report as JSON to FILE ('-' = stdout instead of the table)")
       ->type_name("FILE|-");
   cmd->add_option("--profile-out", o.profile_out,
@@ -172,9 +194,18 @@ void add_options(CLI::App* cmd, Opts& o, unsigned which) {
                   "--base")
       ->type_name("FILE.toml");
   cmd->add_option("--base", o.base,
-                  fmt::format("with --profile-out: the profile the measured entries override (shipped name or "
-                              "file; default {})", kDefaultBase))
+                  fmt::format("with --profile-out or --compare: the profile the measured entries override (shipped "
+                              "name or file; default {})", kDefaultBase))
       ->type_name("PROFILE");
+  if (which & kKvm) {
+    cmd->add_flag("--compare", o.compare,
+                  "simulate the measured cases (the this-host scenario on the measured profile, in this process) and "
+                  "print measured and modelled side by side");
+    cmd->add_option("--from", o.from,
+                    "use a recorded measurement (the JSON of 'ipilab measure --json') instead of measuring: for "
+                    "--compare and --profile-out without KVM")
+        ->type_name("FILE.json");
+  }
 }
 
 template <class E, class F>
@@ -207,8 +238,15 @@ void run(const Opts& o, unsigned which) {
   mo.c2c_config.samples = o.c2c_rounds;
 
   // Everything that can be wrong with the request is found before measuring.
-  measure::check_options(mo);
-  if (!o.base.empty() && o.profile_out.empty()) throw InputError("--base", "only means something with --profile-out");
+  if (!o.from.empty()) {
+    for (const CLI::Option* opt : o.measuring)
+      if (opt->count() > 0)
+        throw InputError(opt->get_name(), fmt::format("means nothing with --from: '{}' was measured already", o.from));
+  } else {
+    measure::check_options(mo);
+  }
+  if (!o.base.empty() && o.profile_out.empty() && !o.compare)
+    throw InputError("--base", "only means something with --profile-out or --compare");
   measure::check_outputs({{"--json", o.json, true},
                           {"--csv", o.csv, false},
                           {"--heatmap", o.heatmap, false},
@@ -219,27 +257,56 @@ void run(const Opts& o, unsigned which) {
       throw UnavailableError("gnuplot is not installed (Debian: gnuplot-nox); --heatmap needs it");
   }
   std::optional<measure::BaseProfile> base;
-  if (!o.profile_out.empty()) base = measure::load_base_profile(o.base.empty() ? kDefaultBase : o.base);
+  if (!o.profile_out.empty() || o.compare) base = measure::load_base_profile(o.base.empty() ? kDefaultBase : o.base);
 
   const bool json_stdout = o.json == "-";
-  if (::isatty(2) == 1) mo.progress = [](const std::string& line) { fmt::print(stderr, "\r{:<70}", line); };
-  const measure::MeasureReport r = measure::run_measure(mo);
-  if (mo.progress) fmt::print(stderr, "\r{:<70}\r", "");
+  std::function<void(const std::string&)> progress;
+  if (::isatty(2) == 1) progress = [](const std::string& line) { fmt::print(stderr, "\r{:<70}", line); };
+  measure::MeasureReport r;
+  if (!o.from.empty()) {
+    r = measure::load_recorded(o.from);
+    if ((which & kKvm) && r.kvm.empty() && (o.compare || !(which & kC2c)))
+      throw InputError("--from", fmt::format("'{}' holds no KVM cases{}", o.from,
+                                             r.kvm_unavailable.empty() ? "" : ": " + r.kvm_unavailable));
+  } else {
+    mo.progress = progress;
+    r = measure::run_measure(mo);
+  }
+
+  // The model: the fits and, with --compare, the this-host scenario on the profile (the same text
+  // --profile-out writes). Without KVM cases the profile has only what was measured.
+  std::optional<measure::ThisHostModel> model;
+  std::string profile_text;
+  if (base && !r.kvm.empty()) {
+    measure::ModelOptions mopt;
+    mopt.progress = progress;
+    model = measure::model_this_host(r, *base, mopt);
+    profile_text = model->profile_text;
+  } else if (base) {
+    profile_text = measure::to_profile_toml(r, *base);
+  }
+  if (progress) fmt::print(stderr, "\r{:<70}\r", "");
 
   // Outputs: all computed first, then written (each atomically).
-  std::string profile_text;
-  if (base) profile_text = measure::to_profile_toml(r, *base);
+  nlohmann::json j = measure::to_json(r);
+  if (o.compare && model) j["compare"] = measure::compare_json(*model);
+  if (!o.from.empty()) j["recorded_from"] = o.from;
   if (json_stdout) {
-    std::fputs((measure::to_json(r).dump(2) + "\n").c_str(), stdout);
+    std::fputs((j.dump(2) + "\n").c_str(), stdout);
     for (const std::string& w : r.warnings) fmt::print(stderr, "ipilab: warning: {}\n", w);
   } else {
+    if (!o.from.empty()) fmt::print("Recorded measurement: {}\n", o.from);
     std::fputs(measure::to_table(r).c_str(), stdout);
-    if (!o.json.empty()) write_file_atomically(o.json, measure::to_json(r).dump(2) + "\n");
+    if (o.compare && model) std::fputs(("\n" + measure::compare_table(*model)).c_str(), stdout);
+    if (!o.json.empty()) write_file_atomically(o.json, j.dump(2) + "\n");
   }
   std::fflush(stdout);
-  if (base) {
+  if (base && !o.profile_out.empty()) {
     write_file_atomically(o.profile_out, profile_text);
-    fmt::print(stderr, "ipilab: wrote {} (measured entries over '{}')\n", o.profile_out, base->reference);
+    fmt::print(stderr, "ipilab: wrote {} (measured entries{} over '{}'; run it: ipilab run this-host --profile {})\n",
+               o.profile_out,
+               model && !model->fitted_entries.empty() ? fmt::format(" and {} fitted", model->fitted_entries.size()) : "",
+               base->reference, o.profile_out);
   }
   if (r.c2c && !o.csv.empty()) write_file_atomically(o.csv, measure::c2c_csv(*r.c2c));
   if (r.c2c && !o.heatmap.empty()) measure::c2c_heatmap(*r.c2c, o.heatmap);
@@ -252,8 +319,6 @@ void run(const Opts& o, unsigned which) {
   }
 }
 
-}  // namespace
-
 // Options given to 'measure' itself belong to the bare form (= measure all); with a subcommand they would
 // be silently dropped, so that is an error naming the first one.
 void refuse_parent_options(const CLI::App* parent, const char* sub) {
@@ -263,6 +328,8 @@ void refuse_parent_options(const CLI::App* parent, const char* sub) {
                                                     "(ipilab measure {0} {1} ...)",
                                                     sub, opt->get_name()));
 }
+
+}  // namespace
 
 void add_measure_command(CLI::App& root) {
   auto* cmd = root.add_subcommand("measure", "Measure IPI round trips in a real KVM guest and core-to-core latency");
