@@ -190,8 +190,8 @@ void add_options(CLI::App* cmd, Opts& o, unsigned which) {
   cmd->add_option("--json", o.json, "write the full report as JSON to FILE ('-' = stdout instead of the table)")
       ->type_name("FILE|-");
   cmd->add_option("--profile-out", o.profile_out,
-                  "write a complete cost profile: the measured primitives (empirical histograms, provenance) over "
-                  "--base")
+                  "write a complete cost profile: the measured primitives (empirical histograms, provenance) and the "
+                  "values fitted to measured cases, over --base")
       ->type_name("FILE.toml");
   cmd->add_option("--base", o.base,
                   fmt::format("with --profile-out or --compare: the profile the measured entries override (shipped "
@@ -258,6 +258,15 @@ void run(const Opts& o, unsigned which) {
   }
   std::optional<measure::BaseProfile> base;
   if (!o.profile_out.empty() || o.compare) base = measure::load_base_profile(o.base.empty() ? kDefaultBase : o.base);
+  if (o.compare && o.from.empty()) {  // before measuring c2c for nothing
+    try {
+      kvm::check_kvm_available(false);
+    } catch (const UnavailableError& e) {
+      throw UnavailableError(fmt::format("--compare needs the KVM cases: {} (--from FILE.json models a recorded "
+                                         "measurement without KVM)",
+                                         e.what()));
+    }
+  }
 
   const bool json_stdout = o.json == "-";
   std::function<void(const std::string&)> progress;

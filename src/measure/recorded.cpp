@@ -40,7 +40,9 @@ struct At {
   }
   double num() const {
     if (!v.is_number()) fail("expected a number");
-    return v.get<double>();
+    const double x = v.get<double>();
+    if (!std::isfinite(x)) fail("expected a finite number");
+    return x;
   }
   std::uint64_t count() const {
     if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
@@ -148,12 +150,15 @@ CaseReport case_from(const At& c, double cycles_per_ns) {
     r.ratio = e;
   }
   const At h = c["histogram_ns"];
+  double prev_hi = 0;
   for (std::size_t i = 0; i < h.size(); ++i) {
     const At b = h[i];
     if (b.size() != 3) b.fail("expected a bin [lo, hi, count]");
-    Bin bin{b[0].num() * cycles_per_ns, b[1].num() * cycles_per_ns, b[2].count()};
-    if (!(bin.lo < bin.hi)) b.fail("lo must be below hi");
-    r.histogram_cycles.push_back(bin);
+    const double lo = b[0].num(), hi = b[1].num();
+    if (!(lo >= 0 && lo < hi && std::isfinite(hi))) b.fail("expected 0 <= lo < hi");
+    if (lo < prev_hi) b.fail("bins must be ascending and must not overlap");
+    prev_hi = hi;
+    r.histogram_cycles.push_back({lo * cycles_per_ns, hi * cycles_per_ns, b[2].count()});
   }
   return r;
 }
