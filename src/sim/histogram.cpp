@@ -13,12 +13,10 @@ constexpr std::uint64_t kSub = std::uint64_t{1} << P;  // 128 buckets per power 
 constexpr std::uint64_t kExact = kSub * 2;             // values below this are exact
 }  // namespace
 
-std::size_t Histogram::bucket_of(std::uint64_t v) noexcept {
-  if (v < kExact) return static_cast<std::size_t>(v);
-  const int e = 63 - std::countl_zero(v);  // >= P + 1
-  const int shift = e - P;
-  return static_cast<std::size_t>(static_cast<std::uint64_t>(shift) * kSub + (v >> shift));
-}
+static_assert(Histogram::bucket_of(static_cast<std::uint64_t>(INT64_MAX)) / 128 + 1 == 57,
+              "kMaxBlocks covers every int64 value");
+
+void Histogram::negative_value() { throw std::invalid_argument("sim::Histogram::record: negative value"); }
 
 std::uint64_t Histogram::bucket_low(std::size_t index) noexcept {
   if (index < kExact) return index;
@@ -34,7 +32,7 @@ std::uint64_t Histogram::bucket_high(std::size_t index) noexcept {
 }
 
 void Histogram::record_n(std::int64_t v, std::uint64_t n) {
-  if (v < 0) throw std::invalid_argument("sim::Histogram::record: negative value");
+  if (v < 0) negative_value();
   if (n == 0) return;
   counter(bucket_of(static_cast<std::uint64_t>(v))) += n;
   if (count_ == 0) {
@@ -55,18 +53,14 @@ void Histogram::record_n(std::int64_t v, std::uint64_t n) {
   sum_ += static_cast<unsigned __int128>(v) * n;
 }
 
-std::uint64_t& Histogram::counter(std::size_t bucket) {
-  const std::size_t b = bucket / kBlock;
-  if (b >= blocks_.size()) blocks_.resize(b + 1);
-  if (blocks_[b].empty()) blocks_[b].assign(kBlock, 0);
-  return blocks_[b][bucket % kBlock];
+std::size_t Histogram::add_block(std::size_t b) {
+  counts_.reserve(counts_.size() + kBlock);  // exactly one block more: memory follows the range used
+  counts_.resize(counts_.size() + kBlock, 0);
+  slot_[b] = static_cast<std::uint8_t>(counts_.size() / kBlock);
+  return slot_[b];
 }
 
-std::size_t Histogram::memory_bytes() const noexcept {
-  std::size_t n = blocks_.capacity() * sizeof(std::vector<std::uint64_t>);
-  for (const auto& blk : blocks_) n += blk.capacity() * sizeof(std::uint64_t);
-  return n;
-}
+std::size_t Histogram::memory_bytes() const noexcept { return counts_.capacity() * sizeof(std::uint64_t); }
 
 void Histogram::add(std::uint64_t v) {
   if (v > static_cast<std::uint64_t>(INT64_MAX)) throw std::invalid_argument("sim::Histogram::add: value above INT64_MAX");
@@ -75,9 +69,10 @@ void Histogram::add(std::uint64_t v) {
 
 void Histogram::merge(const Histogram& o) {
   if (o.count_ == 0) return;
-  for (std::size_t b = 0; b < o.blocks_.size(); ++b)
-    for (std::size_t j = 0; j < o.blocks_[b].size(); ++j)
-      if (const std::uint64_t c = o.blocks_[b][j]) counter(b * kBlock + j) += c;
+  for (std::size_t b = 0; b < kMaxBlocks; ++b)
+    if (const std::uint64_t* blk = o.block(b))
+      for (std::size_t j = 0; j < kBlock; ++j)
+        if (const std::uint64_t c = blk[j]) counter(b * kBlock + j) += c;
   if (count_ == 0) {
     min_ = o.min_;
     max_ = o.max_;
@@ -95,7 +90,7 @@ void Histogram::merge(const Histogram& o) {
 }
 
 void Histogram::reset() {
-  for (auto& blk : blocks_) std::fill(blk.begin(), blk.end(), 0);
+  std::fill(counts_.begin(), counts_.end(), 0);
   count_ = 0;
   sum_ = 0;
   min_ = max_ = 0;
@@ -118,13 +113,13 @@ double Histogram::percentile(double q) const noexcept {
   auto rank = static_cast<std::uint64_t>(std::ceil(q / 100.0 * static_cast<double>(count_)));
   rank = std::clamp<std::uint64_t>(rank, 1, count_);
   std::uint64_t seen = 0;
-  for (std::size_t i = 0; i < blocks_.size() * kBlock; ++i) {
-    if (blocks_[i / kBlock].empty()) {
-      i += kBlock - 1;  // a block never touched: all zero
-      continue;
-    }
-    seen += count_in(i);
-    if (seen >= rank) {
+  for (std::size_t b = 0; b < kMaxBlocks; ++b) {
+    const std::uint64_t* blk = block(b);
+    if (!blk) continue;  // a block never touched: all zero
+    for (std::size_t j = 0; j < kBlock; ++j) {
+      seen += blk[j];
+      if (seen < rank) continue;
+      const std::size_t i = b * kBlock + j;
       const double lo = static_cast<double>(bucket_low(i));
       const double hi = static_cast<double>(bucket_high(i));
       const double mid = lo + (hi - lo) / 2.0;
@@ -155,13 +150,13 @@ std::int64_t Histogram::quantile(double p) const noexcept {
   auto rank = static_cast<std::uint64_t>(std::ceil(p * static_cast<double>(count_)));
   rank = std::clamp<std::uint64_t>(rank, 1, count_);
   std::uint64_t seen = 0;
-  for (std::size_t i = 0; i < blocks_.size() * kBlock; ++i) {
-    if (blocks_[i / kBlock].empty()) {
-      i += kBlock - 1;
-      continue;
-    }
-    seen += count_in(i);
-    if (seen >= rank) {
+  for (std::size_t b = 0; b < kMaxBlocks; ++b) {
+    const std::uint64_t* blk = block(b);
+    if (!blk) continue;
+    for (std::size_t j = 0; j < kBlock; ++j) {
+      seen += blk[j];
+      if (seen < rank) continue;
+      const std::size_t i = b * kBlock + j;
       const std::uint64_t lo = bucket_low(i), hi = bucket_high(i);
       const auto mid = static_cast<std::int64_t>(lo + (hi - lo) / 2);
       return std::clamp(mid, min_, max_);
@@ -172,9 +167,10 @@ std::int64_t Histogram::quantile(double p) const noexcept {
 
 std::vector<Histogram::Bucket> Histogram::buckets() const {
   std::vector<Bucket> out;
-  for (std::size_t b = 0; b < blocks_.size(); ++b)
-    for (std::size_t j = 0; j < blocks_[b].size(); ++j)
-      if (const std::uint64_t c = blocks_[b][j]) out.push_back({bucket_low(b * kBlock + j), bucket_high(b * kBlock + j), c});
+  for (std::size_t b = 0; b < kMaxBlocks; ++b)
+    if (const std::uint64_t* blk = block(b))
+      for (std::size_t j = 0; j < kBlock; ++j)
+        if (const std::uint64_t c = blk[j]) out.push_back({bucket_low(b * kBlock + j), bucket_high(b * kBlock + j), c});
   return out;
 }
 

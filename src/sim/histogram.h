@@ -10,7 +10,11 @@
 //
 // Memory: counters in blocks of 128 (1 KiB), one block per power of two of range that holds a value
 // (two for the exact values 0..255), allocated when first touched: an empty histogram holds none,
-// a latency histogram a few KiB, the whole int64 range at most 57 blocks; never per sample.
+// a latency histogram a few KiB, the whole int64 range at most 57 blocks; never per sample. The
+// blocks lie end to end in one array (in the order first touched) and a 57-byte table inside the
+// object says where each is, so recording a value touches the object and one counter (a simulator
+// keeps hundreds of resource histograms: one dependent load fewer per sample than a table of
+// separately allocated blocks).
 // Percentiles use the nearest-rank definition: the q-th percentile is the smallest recorded value
 // v such that at least ceil(q/100 * count) samples are <= v.
 //
@@ -22,6 +26,8 @@
 // empirical_bins() turns them into a profile's `bins` (profiles/README.md).
 #pragma once
 
+#include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -45,9 +51,28 @@ class Histogram {
   /// Bound on the relative error of percentile() against the true sample at that rank.
   static constexpr double kMaxRelativeError = 1.0 / 256.0;
 
-  /// Records one value (>= 0; a negative value throws std::invalid_argument).
-  void record(std::int64_t v) { record_n(v, 1); }
-  void record(Ps v) { record_n(v.v, 1); }
+  /// Records one value (>= 0; a negative value throws std::invalid_argument). Same result as
+  /// record_n(v, 1), bit for bit (the n == 1 case of its update, inline: the simulator's hot path).
+  void record(std::int64_t v) {
+    if (v < 0) negative_value();
+    ++counter(bucket_of(static_cast<std::uint64_t>(v)));
+    if (count_ == 0) {
+      min_ = max_ = v;
+    } else {
+      if (v < min_) min_ = v;
+      if (v > max_) max_ = v;
+    }
+    // record_n's Welford / Chan update with nb = 1: x * 1.0 == x exactly, so these are its values.
+    const double x = static_cast<double>(v);
+    const double na = static_cast<double>(count_);
+    const double delta = x - welford_mean_;
+    const double total = na + 1.0;
+    welford_mean_ += delta / total;
+    welford_m2_ += delta * delta * na / total;
+    ++count_;
+    sum_ += static_cast<unsigned __int128>(static_cast<std::uint64_t>(v));
+  }
+  void record(Ps v) { record(v.v); }
   /// Records `n` copies of `v`.
   void record_n(std::int64_t v, std::uint64_t n);
   /// Records one unsigned value (the trace reader's latencies in ns); above INT64_MAX throws
@@ -98,18 +123,31 @@ class Histogram {
 
   /// The bucket index of a value, and the [low, high] range of values a bucket holds (exposed for
   /// tests).
-  static std::size_t bucket_of(std::uint64_t v) noexcept;
+  static constexpr std::size_t bucket_of(std::uint64_t v) noexcept {
+    constexpr std::uint64_t kExact = std::uint64_t{2} << kPrecisionBits;  // values below are exact
+    if (v < kExact) return static_cast<std::size_t>(v);
+    const int shift = 63 - std::countl_zero(v) - kPrecisionBits;  // >= 1
+    return static_cast<std::size_t>((static_cast<std::uint64_t>(shift) << kPrecisionBits) + (v >> shift));
+  }
   static std::uint64_t bucket_low(std::size_t index) noexcept;
   static std::uint64_t bucket_high(std::size_t index) noexcept;
 
  private:
-  static constexpr std::size_t kBlock = 128;          // counters per block: bucket index / kBlock
-  std::vector<std::vector<std::uint64_t>> blocks_;    // each empty or kBlock counters
-  std::uint64_t& counter(std::size_t bucket);         // allocates its block
-  std::uint64_t count_in(std::size_t bucket) const noexcept {
+  static constexpr std::size_t kBlock = 128;     // counters per block: bucket index / kBlock
+  static constexpr std::size_t kMaxBlocks = 57;  // bucket_of(INT64_MAX) / kBlock + 1
+  [[noreturn]] static void negative_value();
+  std::uint64_t& counter(std::size_t bucket) {   // allocates its block when first touched
     const std::size_t b = bucket / kBlock;
-    return b < blocks_.size() && !blocks_[b].empty() ? blocks_[b][bucket % kBlock] : 0;
+    const std::size_t s = slot_[b] ? slot_[b] : add_block(b);
+    return counts_[(s - 1) * kBlock + bucket % kBlock];
   }
+  std::size_t add_block(std::size_t b);          // returns the new slot_[b]
+  /// Block b's counters, or nullptr when it was never touched.
+  const std::uint64_t* block(std::size_t b) const noexcept {
+    return b < kMaxBlocks && slot_[b] ? counts_.data() + (slot_[b] - 1u) * kBlock : nullptr;
+  }
+  std::vector<std::uint64_t> counts_;            // the touched blocks end to end, in the order first touched
+  std::array<std::uint8_t, kMaxBlocks> slot_{};  // block -> 1 + its position in counts_; 0: never touched
   std::uint64_t count_ = 0;
   unsigned __int128 sum_ = 0;
   std::int64_t min_ = 0, max_ = 0;
