@@ -44,7 +44,7 @@ void Resource::serve(Ps start, Ps end) {
   total_wait_ += wait;
   if (wait > max_wait_) max_wait_ = wait;
   busy_time_ += end - start;
-  waits_.record((wait.v + res_ / 2) / res_);
+  waits_.record(wait.v);
 }
 
 void Resource::reset_stats(Ps now) noexcept {
@@ -86,7 +86,7 @@ ResourceStats Resource::stats(Ps now) const {
   if (busy_until_ > now) busy -= static_cast<double>((busy_until_ - now).v);
   s.utilisation = std::max(0.0, busy) / s.elapsed_ps;
   s.wait_mean_ps = waits_.count() ? static_cast<double>(total_wait_.v) / static_cast<double>(waits_.count()) : 0.0;
-  s.wait_p99_ps = waits_.percentile(99) * static_cast<double>(res_);
+  s.wait_p99_ps = waits_.percentile_ps(99);
   s.wait_max_ps = static_cast<double>(max_wait_.v);
   s.l_time_average = a.area() / s.elapsed_ps;
   s.lambda_per_ps = static_cast<double>(requests_) / s.elapsed_ps;
@@ -121,7 +121,7 @@ ResourceStats Occupancy::stats(Ps now) const {
   const double carried = carried_ + static_cast<double>(carried_n_) * s.elapsed_ps;
   s.utilisation = static_cast<double>(a.nonempty_ps()) / s.elapsed_ps;
   s.wait_mean_ps = waits_.count() ? waited_sum_ / static_cast<double>(waits_.count()) : 0.0;
-  s.wait_p99_ps = waits_.percentile(99) * static_cast<double>(res_);
+  s.wait_p99_ps = waits_.percentile_ps(99);
   s.wait_max_ps = static_cast<double>(max_wait_);
   s.l_time_average = a.area() / s.elapsed_ps;
   s.lambda_per_ps = static_cast<double>(arrivals_) / s.elapsed_ps;

@@ -24,10 +24,12 @@
 // Memory: O(items currently in the system) for the area, a histogram for the waits whose size
 // grows with the log of the longest wait (sim/histogram.h). `wait_resolution` (default 1 ps) bins
 // the waits for their percentiles (a simulator with thousands of resources uses 1 ns: a tenth of the
-// memory); means, maxima and the Little's-law figures stay exact in ps.
+// memory); means, maxima and the Little's-law figures stay exact in ps. Waits reach the histogram
+// in batches (WaitLog), which changes no figure.
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -93,10 +95,54 @@ class Area {
   std::int64_t nonempty_ = 0;
 };
 
+/// The queueing delays of one resource on their way into its histogram: each wait (ps) is kept in a
+/// small buffer and the buffer is added to the histogram kBatch at a time, in recording order, so the
+/// histogram ends up exactly as if each had been recorded at once. Why: a simulator keeps hundreds of
+/// resources whose wait histograms together are larger than the cache, so recording a wait is
+/// usually a cache miss; a batch of independent updates lets the processor overlap those misses
+/// instead of stalling on each one in turn.
+class WaitLog {
+ public:
+  static constexpr std::size_t kBatch = 16;
+  explicit WaitLog(std::int64_t resolution_ps) : res_(resolution_ps > 0 ? resolution_ps : 1) {}
+  /// One wait in ps (>= 0), binned at the resolution (rounded to the nearest bin).
+  void record(std::int64_t wait_ps) {
+    buf_[n_++] = wait_ps;
+    if (n_ == kBatch) flush();
+  }
+  std::uint64_t count() const noexcept { return hist_.count() + n_; }
+  /// The waits so far, in units of the resolution.
+  Histogram histogram() const {
+    Histogram h = hist_;
+    for (std::size_t i = 0; i < n_; ++i) h.record(bin(buf_[i]));
+    return h;
+  }
+  /// The p-th percentile in ps (see Histogram::percentile), without copying when nothing is buffered.
+  double percentile_ps(double q) const {
+    return (n_ ? histogram().percentile(q) : hist_.percentile(q)) * static_cast<double>(res_);
+  }
+  std::int64_t resolution() const noexcept { return res_; }
+  void reset() noexcept {
+    hist_.reset();
+    n_ = 0;
+  }
+
+ private:
+  std::int64_t bin(std::int64_t w) const noexcept { return (w + res_ / 2) / res_; }
+  void flush() {
+    for (std::size_t i = 0; i < n_; ++i) hist_.record(bin(buf_[i]));
+    n_ = 0;
+  }
+  std::int64_t res_;
+  std::size_t n_ = 0;
+  std::int64_t buf_[kBatch];
+  Histogram hist_;
+};
+
 class Resource {
  public:
   explicit Resource(std::string name = {}, Ps wait_resolution = Ps{1})
-      : name_(std::move(name)), res_(wait_resolution.v > 0 ? wait_resolution.v : 1) {}
+      : name_(std::move(name)), waits_(wait_resolution.v) {}
 
   /// Queues `duration` of work arriving at `now`. O(1) amortised.
   Grant request(Ps now, Ps duration) {
@@ -129,8 +175,8 @@ class Resource {
   /// Sum of the durations served (busy time).
   Ps busy_time() const noexcept { return busy_time_; }
   /// The queueing delays, in units of the wait resolution (ps by default).
-  const Histogram& waits() const noexcept { return waits_; }
-  Ps wait_resolution() const noexcept { return Ps{res_}; }
+  Histogram waits() const { return waits_.histogram(); }
+  Ps wait_resolution() const noexcept { return Ps{waits_.resolution()}; }
   /// busy_time / elapsed, in [0, 1] when elapsed covers the run (0 if elapsed <= 0).
   double utilization(Ps elapsed) const noexcept {
     return elapsed.v > 0 ? static_cast<double>(busy_time_.v) / static_cast<double>(elapsed.v) : 0.0;
@@ -145,14 +191,13 @@ class Resource {
  private:
   [[noreturn]] static void negative_duration();
   std::string name_;
-  std::int64_t res_ = 1;
   Ps busy_until_{};
   std::uint64_t requests_ = 0;
   std::uint64_t waited_ = 0;
   Ps total_wait_{};
   Ps max_wait_{};
   Ps busy_time_{};
-  Histogram waits_;
+  WaitLog waits_;
   // Little's law: (arrival, end) of the items still in the system (FIFO: ends non-decreasing), the
   // area, the sojourn of the window's arrivals that left, the in-window time of items carried in.
   struct Item {
@@ -172,7 +217,7 @@ class Resource {
 class Occupancy {
  public:
   explicit Occupancy(std::string name = {}, Ps wait_resolution = Ps{1})
-      : name_(std::move(name)), res_(wait_resolution.v > 0 ? wait_resolution.v : 1) {}
+      : name_(std::move(name)), waits_(wait_resolution.v) {}
 
   void enter(Ps now) noexcept {
     area_.advance(now);
@@ -188,7 +233,7 @@ class Occupancy {
     area_.add(-1);
     if (entered >= window_start_) {
       const std::int64_t w = (now - entered).v;
-      waits_.record((w + res_ / 2) / res_);
+      waits_.record(w);
       if (w > max_wait_) max_wait_ = w;
       waited_sum_ += static_cast<double>(w);
       sojourn_ += static_cast<double>(w);
@@ -221,14 +266,13 @@ class Occupancy {
   std::string name_;
   Area area_;
   Ps window_start_{};
-  std::int64_t res_ = 1;
   std::int64_t max_wait_ = 0;
   double waited_sum_ = 0;
   std::uint64_t arrivals_ = 0;
   double sojourn_ = 0, carried_ = 0;
   double open_ = 0;              // sum of the entry times of the window's items still inside
   std::int64_t open_n_ = 0, carried_n_ = 0;
-  Histogram waits_;
+  WaitLog waits_;
 };
 
 }  // namespace ipilab::sim

@@ -44,6 +44,8 @@ using sim::Ps;
 constexpr std::uint16_t kFlushBody = 0xFFFF;  // the interrupt runs the call_single_queue
 constexpr std::uint16_t kStrayBody = 0xFFFE;  // nothing for this CPU (a raw IPI it was not meant to get)
 constexpr std::uint64_t kNoIpi = 0;
+// Cached plans hold at most this many steps (sender steps, deliveries and their path steps).
+constexpr std::size_t kPlanCacheSteps = std::size_t{1} << 18;
 // Resource wait percentiles are binned at 1 ns (means and Little's law stay exact in ps).
 constexpr Ps kWaitResolution{1000};
 
@@ -86,9 +88,19 @@ struct PendingIrq {
   std::uint64_t ipi = kNoIpi;
 };
 
+// An IPI between its launch and its arrival: the events in between carry its index in
+// Core::flight_ (a closure holding the whole PendingIrq would exceed the engine's inline size).
+struct InFlight {
+  PendingIrq irq;
+  std::shared_ptr<const SendPlan> plan;  // only while it crosses an ITS port (path_continue)
+  std::uint32_t d = 0, k = 0;            // its delivery in the plan, the path step to continue at
+  unsigned target = 0;
+};
+
 struct Agent {
   unsigned cpu = 0;
   int pcpu = 0;
+  std::uint32_t hv = 0;  // index of its pCPU's hypervisor resource (Core::pcpu_hv_)
   int node = 0;
   int core = 0;
   Rest rest = Rest::Spin;
@@ -165,7 +177,9 @@ class Core {
   void idle_flush(unsigned a);
   void remove_served(Agent& g);
   Ps run_queue(Agent& g, Ps t, Ps taken_at, Ps entry, bool* woke);
-  void path_continue(std::shared_ptr<const SendPlan> plan, std::uint32_t d, std::uint32_t k, PendingIrq irq);
+  void path_continue(std::uint32_t slot);
+  void land(std::uint32_t slot);
+  std::uint32_t fly(const PendingIrq& irq, unsigned target);
 
   // Helpers.
   void schedule_step(Agent& g, Ps t);
@@ -210,7 +224,7 @@ class Core {
     if (smt_ && from.core == to.core) return *smt_;
     return node_c2c_[static_cast<std::size_t>(from.node) * nodes_ + static_cast<std::size_t>(to.node)];
   }
-  Ps run_steps(const std::vector<PlanStep>& steps, Ps t, int pcpu);
+  Ps run_steps(const std::vector<PlanStep>& steps, Ps t, std::uint32_t hv);
   // Step and resource hooks of the observer, out of line so that an unobserved run pays one test:
   // a step of `cpu`'s send hook (cpu != kNoCpu) and/or a step on resource `r` (r != nullptr).
   static constexpr unsigned kNoCpu = ~0u;
@@ -262,6 +276,9 @@ class Core {
   std::vector<PlanStep> halt_steps_;
 
   std::unordered_map<std::vector<std::uint32_t>, std::shared_ptr<const SendPlan>, VecHash> plans_;
+  std::size_t plan_cache_steps_ = 0;  // sender steps + deliveries + path steps of the cached plans
+  std::vector<InFlight> flight_;
+  std::vector<std::uint32_t> flight_free_;
   std::vector<std::uint32_t> key_;
   std::vector<unsigned> need_, call_targets_;
   std::vector<std::size_t> served_;
@@ -345,6 +362,7 @@ Core::Core(RunConfig& cfg, Pricer& pricer)
       hv_index_[v.pcpu] = pcpu_hv_.size();
       pcpu_hv_.emplace_back(fmt::format("pcpu{}.hypervisor", v.pcpu), kWaitResolution);
     }
+    g.hv = static_cast<std::uint32_t>(hv_index_[v.pcpu]);
     if (static_cast<std::size_t>(v.cpu) < cfg_.programs.size()) g.prog = cfg_.programs[static_cast<std::size_t>(v.cpu)].get();
   }
   if (any_halt) {
@@ -495,15 +513,15 @@ void Core::schedule_step(Agent& g, Ps t) {
   });
 }
 
-Ps Core::run_steps(const std::vector<PlanStep>& steps, Ps t, int pcpu) {
+Ps Core::run_steps(const std::vector<PlanStep>& steps, Ps t, std::uint32_t hv) {
   for (const PlanStep& s : steps) {
     const Ps d = s.sample(rng_);
     if (s.lane == Lane::TargetHv || s.lane == Lane::Exit) {
-      sim::Resource& hv = pcpu_hv_[hv_index_.at(pcpu)];
+      sim::Resource& r = pcpu_hv_[hv];
       if (obs_) [[unlikely]]
-        t = observed_request(hv, t, d, s.id);
+        t = observed_request(r, t, d, s.id);
       else
-        t = hv.request(t, d).end;
+        t = r.request(t, d).end;
     } else {
       t += d;
     }
@@ -731,13 +749,21 @@ std::shared_ptr<const SendPlan> Core::plan_for(unsigned sender, std::span<const 
   for (unsigned t : targets) key_.push_back(t);
   auto it = plans_.find(key_);
   if (it != plans_.end()) return it->second;
-  if (plans_.size() >= 8192) plans_.clear();  // bounded memory; plans are pure, so results do not change
+  // Bounded memory (plans are pure, so forgetting them changes no result): at most 8192 plans and
+  // kPlanCacheSteps steps in all, so a storm over thousands of vCPUs with large varying target sets
+  // keeps its cache to a few tens of MB.
+  if (plans_.size() >= 8192 || plan_cache_steps_ >= kPlanCacheSteps) {
+    plans_.clear();
+    plan_cache_steps_ = 0;
+  }
   SendRequest req;
   req.sender = sender;
   req.targets = targets;
   req.addressing = a;
   req.vector = vector;
   auto plan = std::make_shared<const SendPlan>(mech_.plan(req));
+  plan_cache_steps_ += plan->sender.size() + plan->deliveries.size();
+  for (const PlannedDelivery& d : plan->deliveries) plan_cache_steps_ += d.path.size();
   for (const auto& n : plan->notes)
     if (notes_.size() < 8 && std::find(notes_.begin(), notes_.end(), n) == notes_.end()) notes_.push_back(n);
   return plans_.emplace(key_, std::move(plan)).first->second;
@@ -864,7 +890,7 @@ Ps Core::send_steps(Agent& g, Ps t, const std::shared_ptr<const SendPlan>& plan,
   base.tag = op.tag;
   base.measured = g.op_measured;
   base.send_start = t;
-  auto& hv = pcpu_hv_[hv_index_.at(g.pcpu)];
+  auto& hv = pcpu_hv_[g.hv];
   std::size_t next = 0;
   const std::size_t n = p.sender.size();
   for (std::size_t k = 0; k < n;) {
@@ -977,43 +1003,71 @@ void Core::launch(const std::shared_ptr<const SendPlan>& plan, std::uint32_t d, 
     counters_.add(c_misdelivered_, 1);
     if (irq.body != kFlushBody) irq.body = kStrayBody;
   }
+  const auto target = static_cast<unsigned>(pd.target_cpu);
   for (std::uint32_t k = 0; k < pd.path.size(); ++k) {
     const PlanStep& s = pd.path[k];
     if (s.lane == Lane::ItsPort && s.its >= 0 && static_cast<std::size_t>(s.its) < its_.size()) {
-      auto p = plan;
-      sim_.at(t, [this, p = std::move(p), d, k, irq](sim::Simulator&) mutable { path_continue(std::move(p), d, k, irq); });
+      const std::uint32_t slot = fly(irq, target);
+      InFlight& f = flight_[slot];
+      f.plan = plan;
+      f.d = d;
+      f.k = k;
+      sim_.at(t, [this, slot](sim::Simulator&) { path_continue(slot); });
       return;
     }
     const Ps dd = s.sample(rng_);
     t += dd;
     bd_.add(s.id, dd);
   }
-  const auto target = static_cast<unsigned>(pd.target_cpu);
-  sim_.at(t, [this, target, irq](sim::Simulator&) { arrive(target, irq); });
+  const std::uint32_t slot = fly(irq, target);
+  sim_.at(t, [this, slot](sim::Simulator&) { land(slot); });
 }
 
-void Core::path_continue(std::shared_ptr<const SendPlan> plan, std::uint32_t d, std::uint32_t k, PendingIrq irq) {
-  const PlannedDelivery& pd = plan->deliveries[d];
+std::uint32_t Core::fly(const PendingIrq& irq, unsigned target) {
+  std::uint32_t slot;
+  if (flight_free_.empty()) {
+    slot = static_cast<std::uint32_t>(flight_.size());
+    flight_.emplace_back();
+  } else {
+    slot = flight_free_.back();
+    flight_free_.pop_back();
+  }
+  flight_[slot].irq = irq;
+  flight_[slot].target = target;
+  return slot;
+}
+
+void Core::land(std::uint32_t slot) {
+  const PendingIrq irq = flight_[slot].irq;
+  const unsigned target = flight_[slot].target;
+  flight_free_.push_back(slot);
+  arrive(target, irq);
+}
+
+void Core::path_continue(std::uint32_t slot) {
+  InFlight& f = flight_[slot];
+  const PlannedDelivery& pd = f.plan->deliveries[f.d];
   Ps t = sim_.now();
   {
-    const PlanStep& s = pd.path[k];
+    const PlanStep& s = pd.path[f.k];
     const Ps dd = s.sample(rng_);
     sim::Resource& its = its_[static_cast<std::size_t>(s.its)];
     t = obs_ ? observed_request(its, t, dd, s.id) : its.request(t, dd).end;
     bd_.add(s.id, dd);
   }
-  for (std::uint32_t j = k + 1; j < pd.path.size(); ++j) {
+  for (std::uint32_t j = f.k + 1; j < pd.path.size(); ++j) {
     const PlanStep& s = pd.path[j];
     if (s.lane == Lane::ItsPort && s.its >= 0 && static_cast<std::size_t>(s.its) < its_.size()) {
-      sim_.at(t, [this, p = std::move(plan), d, j, irq](sim::Simulator&) mutable { path_continue(std::move(p), d, j, irq); });
+      f.k = j;
+      sim_.at(t, [this, slot](sim::Simulator&) { path_continue(slot); });
       return;
     }
     const Ps dd = s.sample(rng_);
     t += dd;
     bd_.add(s.id, dd);
   }
-  const auto target = static_cast<unsigned>(pd.target_cpu);
-  sim_.at(t, [this, target, irq](sim::Simulator&) { arrive(target, irq); });
+  f.plan.reset();
+  sim_.at(t, [this, slot](sim::Simulator&) { land(slot); });
 }
 
 void Core::notify_entry(unsigned sender, std::uint32_t serial, Ps entry) {
@@ -1077,7 +1131,7 @@ void Core::take(unsigned a) {
     if (g.pending[i].vector == irq.vector && g.pending[i].body == irq.body) served_.push_back(i);
   const bool halted = g.idle && g.rest == Rest::Halt && irq.arrived >= g.idle_from;
   const ArrivalSteps& arr = mech_.arrival();
-  const Ps start = run_steps(halted ? arr.halted : arr.running, now, g.pcpu);
+  const Ps start = run_steps(halted ? arr.halted : arr.running, now, g.hv);
   if (halted) g.idle_from = sim::kNever;
   g.in_handler = true;
   g.handler_start = start;
@@ -1085,7 +1139,7 @@ void Core::take(unsigned a) {
   const Ps d_entry = irq_entry_.sample(rng_);
   bd_.add(irq_entry_.id, d_entry);
   const Ps entry = start + d_entry;
-  const Ps t0 = run_steps(arr.prologue, entry, g.pcpu);
+  const Ps t0 = run_steps(arr.prologue, entry, g.hv);
 
   auto account = [&](const PendingIrq& r, bool merged) {
     if (!r.intended) return;
@@ -1121,7 +1175,7 @@ void Core::take(unsigned a) {
   if (irq.body != kStrayBody) {
     const HandlerBody& body = cfg_.ipi_bodies.at(irq.body);
     if (body.sets_flag) t += c2c(agents_[irq.sender], g);  // the flag's line comes from the sender first
-    t = run_steps(body.steps, t, g.pcpu);
+    t = run_steps(body.steps, t, g.hv);
     if (body.sets_flag) {
       if (irq.intended) notify_ack(irq.sender, irq.serial, t + c2c(g, agents_[irq.sender]));
       for (std::size_t i : served_) {
@@ -1131,7 +1185,7 @@ void Core::take(unsigned a) {
     }
   }
   remove_served(g);
-  t = run_steps(tail_, t, g.pcpu);
+  t = run_steps(tail_, t, g.hv);
   g.irq.serve(start, t);
   if (cfg_.observer) cfg_.observer->on_handler(a, irq.ipi, start, entry, t);
   handler_done(g, t, start);
@@ -1170,7 +1224,7 @@ Ps Core::run_queue(Agent& g, Ps t, Ps taken_at, Ps entry, bool* woke) {
     }
     notify_entry(e.sender, e.serial, entry);
     t += c2c(s, g);  // the CSD's line, written by the sender
-    t = run_steps(cfg_.csd_functions.at(e.func).steps, t, g.pcpu);
+    t = run_steps(cfg_.csd_functions.at(e.func).steps, t, g.hv);
     const Ps d = csd_unlock_.sample(rng_);
     bd_.add(csd_unlock_.id, d);
     t += d;
@@ -1185,7 +1239,7 @@ void Core::flush(unsigned a) {
   const Ps f = sim_.now();
   bool woke = false;
   Ps t = run_queue(g, f, f, g.svc_entry, &woke);
-  t = run_steps(tail_, t, g.pcpu);
+  t = run_steps(tail_, t, g.hv);
   g.irq.serve(g.handler_start, t);
   if (cfg_.observer) cfg_.observer->on_handler(a, g.svc_ipi, g.handler_start, g.svc_entry, t);
   if (woke) g.woken = true;
@@ -1240,7 +1294,7 @@ void Core::handler_done(Agent& g, Ps end, Ps start) {
     switch (g.rest) {
       case Rest::Halt: {
         // Back to HLT: the exit and the host descheduling the vCPU.
-        const Ps e = run_steps(halt_steps_, end, g.pcpu);
+        const Ps e = run_steps(halt_steps_, end, g.hv);
         g.idle_from = e;
         g.irq_off_until = std::max(g.irq_off_until, e);
         break;
@@ -1286,7 +1340,7 @@ void Core::go_idle(Agent& g, Ps t) {
         g.idle_from = t;
         break;
       }
-      const Ps e = run_steps(halt_steps_, t, g.pcpu);
+      const Ps e = run_steps(halt_steps_, t, g.hv);
       g.idle_from = e;
       g.irq_off_until = std::max(g.irq_off_until, e);
       break;
