@@ -54,7 +54,10 @@ void Histogram::record_n(std::int64_t v, std::uint64_t n) {
 }
 
 std::size_t Histogram::add_block(std::size_t b) {
-  counts_.reserve(counts_.size() + kBlock);  // exactly one block more: memory follows the range used
+  // Room for twice the blocks held (at most all of them): amortised O(1) copying, and memory stays
+  // within twice the range used.
+  const std::size_t held = counts_.size() / kBlock;
+  if (counts_.capacity() < (held + 1) * kBlock) counts_.reserve(std::min(std::max<std::size_t>(2 * held, 1), kMaxBlocks) * kBlock);
   counts_.resize(counts_.size() + kBlock, 0);
   slot_[b] = static_cast<std::uint8_t>(counts_.size() / kBlock);
   return slot_[b];

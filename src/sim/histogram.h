@@ -11,7 +11,8 @@
 // Memory: counters in blocks of 128 (1 KiB), one block per power of two of range that holds a value
 // (two for the exact values 0..255), allocated when first touched: an empty histogram holds none,
 // a latency histogram a few KiB, the whole int64 range at most 57 blocks; never per sample. The
-// blocks lie end to end in one array (in the order first touched) and a 57-byte table inside the
+// blocks lie end to end in one array (in the order first touched; its capacity at most doubles the
+// blocks held, never beyond 57) and a 57-byte table inside the
 // object says where each is, so recording a value touches the object and one counter (a simulator
 // keeps hundreds of resource histograms: one dependent load fewer per sample than a table of
 // separately allocated blocks).
