@@ -35,11 +35,32 @@ void check_sender(const X86Vm& vm, std::uint32_t sender) {
   }
 }
 
-void deliver(const X86Vm& vm, std::uint32_t sender, const Icr& f, IcrWriteOutcome& out) {
-  std::vector<std::uint32_t> matched;
+// The vCPUs matches() accepts, in vCPU order. A physical destination names at most one APIC and a
+// logical one at most 16 of one cluster (when no APIC ID reaches 2^20, above which cluster IDs
+// alias): those are found through the APIC-ID index, as KVM's apic map does
+// (kvm_apic_map_get_dest_lapic), instead of testing every vCPU; the result is the same.
+void match_all(const X86Vm& vm, std::uint32_t sender, const Icr& f, std::vector<std::uint32_t>& matched) {
+  if (f.shorthand == Shorthand::None && f.destination != kX2apicBroadcast) {
+    if (f.dest_mode == DestMode::Physical) {
+      if (const auto v = vm.vcpu_of_apic_id(f.destination)) matched.push_back(*v);
+      return;
+    }
+    if (vm.kvm_max_apic_id() < (1u << 20)) {
+      const std::uint32_t base = (f.destination >> 16) << 4;
+      for (std::uint32_t bits = f.destination & 0xFFFFu; bits != 0; bits &= bits - 1)
+        if (const auto v = vm.vcpu_of_apic_id(base | static_cast<std::uint32_t>(__builtin_ctz(bits)))) matched.push_back(*v);
+      std::sort(matched.begin(), matched.end());
+      return;
+    }
+  }
   for (std::uint32_t v = 0; v < vm.nr_vcpus(); ++v) {
     if (matches(vm, sender, v, f)) matched.push_back(v);
   }
+}
+
+void deliver(const X86Vm& vm, std::uint32_t sender, const Icr& f, IcrWriteOutcome& out) {
+  std::vector<std::uint32_t> matched;
+  match_all(vm, sender, f, matched);
   if (f.delivery_mode == DeliveryMode::LowestPriority && f.shorthand != Shorthand::Self) {
     std::vector<std::uint32_t> cand;
     for (auto v : matched) {

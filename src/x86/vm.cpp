@@ -81,6 +81,8 @@ X86Vm X86Vm::qemu_topology(std::uint32_t sockets, std::uint32_t cores, std::uint
 }
 
 std::optional<std::uint32_t> X86Vm::vcpu_of_apic_id(std::uint32_t apic_id) const {
+  // IDs are unique and sorted: where the IDs are 0..n-1 (QEMU's default numbering) ID i sits at i.
+  if (apic_id < by_apic_id_.size() && by_apic_id_[apic_id].first == apic_id) return by_apic_id_[apic_id].second;
   auto it = std::lower_bound(by_apic_id_.begin(), by_apic_id_.end(),
                              std::make_pair(apic_id, std::uint32_t{0}));
   if (it == by_apic_id_.end() || it->first != apic_id) return std::nullopt;

@@ -63,6 +63,69 @@ TEST(KvmIcrWrite, LowestPriorityPicksOneTargetByVectorHashing) {
   EXPECT_EQ(vcpus_of(r), (std::vector<std::uint32_t>{1}));
 }
 
+// kvm_apic_match_dest() for one vCPU, written out from the rules (lapic.c): the model finds
+// physical and logical destinations through its APIC-ID index; it must reach exactly these vCPUs.
+std::vector<std::uint32_t> matched_by_rule(const X86Vm& vm, std::uint32_t sender, std::uint64_t icr) {
+  const Icr f = decode_x2apic_icr(icr);
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t v = 0; v < vm.nr_vcpus(); ++v) {
+    if (!vm.vcpu(v).apic_present) continue;
+    bool m = false;
+    switch (f.shorthand) {
+      case Shorthand::Self: m = v == sender; break;
+      case Shorthand::AllIncludingSelf: m = true; break;
+      case Shorthand::AllExcludingSelf: m = v != sender; break;
+      case Shorthand::None:
+        if (f.destination == 0xFFFFFFFFu) m = true;
+        else if (f.dest_mode == DestMode::Physical) m = f.destination == vm.apic_id(v);
+        else {
+          const std::uint32_t ldr = x2apic_logical_id(vm.apic_id(v));
+          m = (ldr >> 16) == (f.destination >> 16) && (ldr & f.destination & 0xFFFFu) != 0;
+        }
+        break;
+    }
+    if (m) out.push_back(v);
+  }
+  return out;
+}
+
+TEST(KvmIcrWrite, IndexedDestinationLookupReachesTheVcpusEveryMatchRuleDoes) {
+  std::vector<X86Vcpu> sparse(40);
+  for (std::uint32_t i = 0; i < sparse.size(); ++i) {
+    sparse[i].apic_id = (i % 4) * 0x100000u + i * 3;  // IDs beyond 2^20 alias logical cluster IDs
+    sparse[i].apic_present = i % 7 != 3;
+  }
+  std::vector<X86Vcpu> reversed(48);  // IDs not in vCPU order
+  for (std::uint32_t i = 0; i < reversed.size(); ++i) reversed[i].apic_id = 47 - i;
+  reversed[5].apic_present = false;
+  const X86Vm vms[] = {X86Vm::identity(64), X86Vm::qemu_topology(2, 3, 2), X86Vm(sparse), X86Vm(reversed)};
+  std::uint64_t state = 12345;
+  auto next = [&state] { return state = state * 6364136223846793005ull + 1442695040888963407ull; };
+  int checked = 0;
+  for (const X86Vm& vm : vms) {
+    for (int i = 0; i < 3000; ++i) {
+      const auto sender = static_cast<std::uint32_t>(next() % vm.nr_vcpus());
+      const std::uint64_t r = next();
+      std::uint32_t dest = static_cast<std::uint32_t>(r >> 32);
+      switch (r % 4) {  // mostly destinations that exist
+        case 0: dest = vm.apic_id(static_cast<std::uint32_t>((r >> 8) % vm.nr_vcpus())); break;
+        case 1: dest = (x2apic_cluster_id(vm.apic_id(static_cast<std::uint32_t>((r >> 8) % vm.nr_vcpus()))) << 16) |
+                       static_cast<std::uint32_t>((r >> 40) & 0xFFFFu);
+                break;
+        default: break;
+      }
+      const std::uint64_t mode = (r >> 2) % 8 == 0 ? (std::uint64_t{(r >> 5) % 4} << 18) : 0;  // some shorthands
+      const std::uint64_t logical = (r % 4 == 1 || (r >> 7) % 5 == 0) ? 0x800u : 0;
+      const std::uint64_t icr = (std::uint64_t{dest} << 32) | mode | logical | 0xFBu;
+      const IcrWriteOutcome o = kvm_x2apic_icr_write(vm, sender, icr);
+      ASSERT_FALSE(o.inject_gp);
+      EXPECT_EQ(vcpus_of(o), matched_by_rule(vm, sender, icr)) << std::hex << "icr " << icr << " sender " << sender;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 12000);
+}
+
 TEST(KvmSelfIpi, VectorOnlyElseGp) {
   const X86Vm vm = X86Vm::identity(3);
   const IcrWriteOutcome r = kvm_x2apic_self_ipi_write(vm, 1, 0xF6);
