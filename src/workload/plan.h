@@ -63,9 +63,13 @@ class Counters {
   void reset();
 
  private:
+  struct Hash {  // lookups by string_view without building a std::string
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
   std::vector<std::string> names_;
   std::vector<std::uint64_t> values_;
-  std::unordered_map<std::string, CounterId> index_;
+  std::unordered_map<std::string, CounterId, Hash, std::equal_to<>> index_;
 };
 
 /// One interrupt that leaves the sender.
@@ -98,7 +102,9 @@ struct SendPlan {
 
 /// Turns profile cost keys into plan steps, keeps the breakdown labels and the run's counters;
 /// one per run. Steps are cached by (who, what, key, lane, its), so planning a send again costs a
-/// hash lookup per step, not a label format.
+/// hash lookup per step, not a label format; in front of that cache a small direct-mapped one,
+/// indexed by where the strings are and checked against their contents, answers the calls that
+/// repeat in every plan without building the string key.
 class Pricer {
  public:
   Pricer(const cost::Profile& profile, sim::Breakdown& breakdown, Counters& counters)
@@ -120,11 +126,23 @@ class Pricer {
   Counters& counters() const noexcept { return *counters_; }
 
  private:
+  struct Recent {  // a step() or fixed() call seen before: its arguments (copied) and its step
+    bool used = false;
+    Lane lane = Lane::Guest;
+    int its = -1;
+    std::int64_t duration = -1;  // fixed(): the duration; step(): -1
+    std::string who, what, source;
+    PlanStep step;
+  };
+  static constexpr std::size_t kRecent = 128;
+  static std::size_t recent_slot(std::string_view who, std::string_view what, std::string_view source, int lane,
+                                 std::int64_t extra) noexcept;
   const cost::Profile* profile_;
   sim::Breakdown* breakdown_;
   Counters* counters_;
   std::unordered_map<std::string, PlanStep> cache_;
   std::string scratch_;
+  std::vector<Recent> recent_ = std::vector<Recent>(kRecent);
 };
 
 /// Adds `n` to counter `name` in a plan (merging with an entry already there).
