@@ -1,6 +1,7 @@
 #include "workload/mechanisms/x86_common.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "x86/cpumask.h"
 #include "x86/kvm_icr.h"
@@ -16,18 +17,60 @@ namespace {
 
 constexpr std::string_view kSender = "sender";
 
-void deliver(SendPlan& p, Pricer& pr, const topology::Host& host, const topology::Vm& vm, unsigned sender, unsigned target, bool intended) {
-  PlannedDelivery d;
-  d.target_cpu = static_cast<int>(target);
-  d.after_sender_step = p.sender.empty() ? 0 : static_cast<std::uint32_t>(p.sender.size() - 1);
-  d.intended = intended;
-  const int from = host.cpu(vm.pcpu_of(static_cast<int>(sender))).node;
-  const int to = host.cpu(vm.pcpu_of(static_cast<int>(target))).node;
-  if (auto s = interconnect_step(pr, host, from, to, "interrupt notification to the target's CPU")) d.path.push_back(*s);
-  p.deliveries.push_back(std::move(d));
-}
+// One send's deliveries: the interconnect step from the sender's node to each target node is looked
+// up once per node (Pricer labels are registered in the order first needed, as before).
+class Deliveries {
+ public:
+  Deliveries(SendPlan& p, Pricer& pr, const topology::Host& host, const topology::Vm& vm, unsigned sender)
+      : p_(p), pr_(pr), host_(host), vm_(vm), from_(host.cpu(vm.pcpu_of(static_cast<int>(sender))).node),
+        hop_(static_cast<std::size_t>(std::max(host.nodes, 1))) {}
+  void add(unsigned target, bool intended) {
+    PlannedDelivery d;
+    d.target_cpu = static_cast<int>(target);
+    d.after_sender_step = p_.sender.empty() ? 0 : static_cast<std::uint32_t>(p_.sender.size() - 1);
+    d.intended = intended;
+    const int to = host_.cpu(vm_.pcpu_of(static_cast<int>(target))).node;
+    if (to >= 0 && static_cast<std::size_t>(to) < hop_.size()) {
+      Hop& h = hop_[static_cast<std::size_t>(to)];
+      if (!h.known) {
+        h.step = interconnect_step(pr_, host_, from_, to, "interrupt notification to the target's CPU");
+        h.known = true;
+      }
+      if (h.step) d.path.push_back(*h.step);
+    } else if (auto st = interconnect_step(pr_, host_, from_, to, "interrupt notification to the target's CPU")) {
+      d.path.push_back(*st);
+    }
+    p_.deliveries.push_back(std::move(d));
+  }
 
-bool in(std::span<const unsigned> v, unsigned x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+ private:
+  struct Hop {
+    bool known = false;
+    std::optional<PlanStep> step;
+  };
+  SendPlan& p_;
+  Pricer& pr_;
+  const topology::Host& host_;
+  const topology::Vm& vm_;
+  int from_;
+  std::vector<Hop> hop_;
+};
+
+// A step priced on first use and reused for the rest of the send.
+class Lazy {
+ public:
+  Lazy(Pricer& pr, std::string_view what, cost::CostKey key) : pr_(pr), what_(what), key_(key) {}
+  const PlanStep& get() {
+    if (!step_) step_ = pr_.step(kSender, what_, key_, 1, Lane::Exit);
+    return *step_;
+  }
+
+ private:
+  Pricer& pr_;
+  std::string_view what_;
+  cost::CostKey key_;
+  std::optional<PlanStep> step_;
+};
 
 }  // namespace
 
@@ -36,36 +79,54 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
   const std::uint64_t words = gs.work.cpumask_words_walked + gs.work.cpumask_words_written;
   if (words) p.sender.push_back(pr.step(kSender, "cpumask walk (find_next_bit)", guest_cpumask_word, static_cast<std::uint32_t>(words)));
   std::vector<bool> got(xvm.nr_vcpus(), false);
+  std::vector<bool> asked(xvm.nr_vcpus(), false);
+  for (unsigned cpu : intended)
+    if (cpu < asked.size()) asked[cpu] = true;
+  const auto was_asked = [&](unsigned cpu) { return cpu < asked.size() && asked[cpu]; };
+  Deliveries out(p, pr, host, vm, sender);
+  p.sender.reserve(p.sender.size() + 3 * gs.msr_writes.size() + 3 * gs.hypercalls.size() + intended.size());
+  p.deliveries.reserve(p.deliveries.size() + intended.size());
+  Lazy icr_exit(pr, "VM exit for the ICR write", vm_exit_entry), icr_emulate(pr, "hypervisor emulates the ICR write", x2apic_icr_write_exit),
+      icr_dest(pr, "deliver to one destination APIC", x2apic_icr_dest_per_target);
+  std::uint64_t icr_writes = 0;
   for (const auto& w : gs.msr_writes) {
     if (w.msr != 0x830 && w.msr != 0x83F) continue;
-    p.sender.push_back(pr.step(kSender, "VM exit for the ICR write", vm_exit_entry, 1, Lane::Exit));
-    p.sender.push_back(pr.step(kSender, "hypervisor emulates the ICR write", x2apic_icr_write_exit, 1, Lane::Exit));
-    add_counter(p, pr, "icr_writes");
-    add_counter(p, pr, "vm_exits");
+    p.sender.push_back(icr_exit.get());
+    p.sender.push_back(icr_emulate.get());
+    ++icr_writes;
     const x86::IcrWriteOutcome o = w.msr == 0x830 ? x86::kvm_x2apic_icr_write(xvm, sender, w.value)
                                                   : x86::kvm_x2apic_self_ipi_write(xvm, sender, w.value);
     for (const auto& t : o.targets) {
       if (!t.accepted) continue;
-      p.sender.push_back(pr.step(kSender, "deliver to one destination APIC", x2apic_icr_dest_per_target, 1, Lane::Exit));
-      deliver(p, pr, host, vm, sender, t.vcpu, in(intended, t.vcpu));
+      p.sender.push_back(icr_dest.get());
+      out.add(t.vcpu, was_asked(t.vcpu));
       got[t.vcpu] = true;
     }
+  }
+  // The plan's counters are sums per name: added once per send, in the order they first appeared.
+  if (icr_writes) {
+    add_counter(p, pr, "icr_writes", icr_writes);
+    add_counter(p, pr, "vm_exits", icr_writes);
   }
   if (!gs.hypercalls.empty()) {
     x86::KvmPvGuestState state;
     const x86::PvIpiExecution ex = x86::kvm_pv_execute(xvm, x86::KvmPvIpiHostState{}, true, gs, state);
+    Lazy hc_exit(pr, "VM exit for KVM_HC_SEND_IPI", vm_exit_entry), hc_call(pr, "KVM_HC_SEND_IPI dispatch and bitmap walk", kvm_pv_send_ipi_call),
+        hc_dest(pr, "kvm_apic_set_irq for one destination", kvm_pv_send_ipi_per_dest);
     for (const auto& call : ex.calls) {
-      p.sender.push_back(pr.step(kSender, "VM exit for KVM_HC_SEND_IPI", vm_exit_entry, 1, Lane::Exit));
-      p.sender.push_back(pr.step(kSender, "KVM_HC_SEND_IPI dispatch and bitmap walk", kvm_pv_send_ipi_call, 1, Lane::Exit));
-      add_counter(p, pr, "hypercalls");
-      add_counter(p, pr, "hypercalls.KVM_HC_SEND_IPI");
-      add_counter(p, pr, "vm_exits");
+      p.sender.push_back(hc_exit.get());
+      p.sender.push_back(hc_call.get());
       for (const auto& t : call.ipi.targets) {
         if (!t.accepted) continue;
-        p.sender.push_back(pr.step(kSender, "kvm_apic_set_irq for one destination", kvm_pv_send_ipi_per_dest, 1, Lane::Exit));
-        deliver(p, pr, host, vm, sender, t.vcpu, in(intended, t.vcpu));
+        p.sender.push_back(hc_dest.get());
+        out.add(t.vcpu, was_asked(t.vcpu));
         got[t.vcpu] = true;
       }
+    }
+    if (!ex.calls.empty()) {
+      add_counter(p, pr, "hypercalls", ex.calls.size());
+      add_counter(p, pr, "hypercalls.KVM_HC_SEND_IPI", ex.calls.size());
+      add_counter(p, pr, "vm_exits", ex.calls.size());
     }
   }
   for (unsigned cpu : intended)
