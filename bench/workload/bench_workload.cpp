@@ -1,12 +1,39 @@
-// Simulation speed (issue "Speed", bench only, no timed tests): simulated IPIs per second of CPU time.
-//   BM_TlbStorm256/<mechanism>: a 256-vCPU TLB-shootdown storm (every vCPU: 5 us of work, then
-//     smp_call_function_many(all others, flush_tlb_func, wait=1)) on the 4096-CPU preset with the
-//     KVM Skylake profile. items_per_second = deliveries (each (call, target) pair served on its
-//     target: the flush ran there, by its own interrupt or coalesced behind one) per CPU second;
-//     counter interrupts_per_cpu_s = interrupts taken per CPU second (most calls find the target's
-//     call_single_queue busy, so interrupts are far fewer than deliveries).
-//   BM_IpiHwUnicast: ipi_hw between 2 vCPUs (one interrupt per iteration).
-//   BM_MulticastTo4095: one vCPU to 4095 others (Hyper-V Ex hypercall with 64 banks).
+// Simulation speed of whole-VM runs (issue "Speed"; benchmarks only, no timed tests), per second of
+// CPU time of this process.
+//
+// The figure asked for: a 256-vCPU TLB-shootdown storm, >= 2 M simulated IPI deliveries per CPU
+// second. An IPI delivery here is an interrupt that reaches a target vCPU: one per target per IPI
+// sent (the run's ipis_delivered counter, interrupts taken). A call served by an IPI already on its
+// way — its CSD llist_add()ed onto a call_single_queue that was not empty, so the sender sent no IPI
+// for it (Linux __smp_call_single_queue) — is NOT a delivery. Every storm benchmark reports both:
+//   irq/s       interrupts delivered to target vCPUs per CPU second (also items_per_second)
+//   calls/s     (call, target) pairs served per CPU second: flush_tlb_func ran on the target, by an
+//               interrupt of its own or riding on an earlier one
+//   calls/irq   calls served per interrupt (how much each interrupt carries)
+//   events/irq  engine events per interrupt
+//
+// BM_TlbShootdown256/<mechanism>/<shape>: 256 vCPUs pinned one per host CPU on the 4096-CPU preset
+// (x86-16s-4096t: 16 sockets, so most IPIs cross sockets), the KVM Skylake profile, every vCPU
+// idle in HLT when it has nothing to do. Every vCPU loops: think, then
+// smp_call_function_many(every other vCPU: 255 targets, flush_tlb_func, wait=1).
+//   storm      THE REPRESENTATIVE ONE. Think exponential (Poisson shootdowns), mean 2 ms: each vCPU
+//              starts 500 shootdowns/s (128,000/s in the VM) and is offered 127,500 flush requests/s
+//              by the others. Why this one: (1) it is the case the issue names, a shootdown storm
+//              from every vCPU, each flushing every CPU the mm runs on (native_flush_tlb_multi to
+//              mm_cpumask: a multi-threaded process on all 256 vCPUs); (2) the VM can sustain it —
+//              targets spend about 4 % of their time in interrupt handlers — so the run measures
+//              interrupt delivery, not a queue growing without bound; a storm a real VM cannot serve
+//              is a livelock, not a workload; (3) the shape was this bench's "sparse" case before
+//              the speed work, not picked to meet the figure. Even so 6 to 9 calls ride on each
+//              interrupt: a 255-target send takes 20-270 us (one ICR write, hypercall or bank per
+//              target group), during which its CSDs sit queued and later callers coalesce on them.
+//   overload   think 5 us, fixed: the 255 others offer each vCPU 51 M flushes/s, far beyond what it
+//              can run; its call_single_queue is never empty and 100-250 calls ride on each
+//              interrupt. Measures the per-call cost (calls/s), not interrupt delivery.
+//   scenario   the built-in tlb-shootdown-storm scenario's shape (think exponential, mean 20 us) at
+//              256 vCPUs: overloaded too at this size (30-90 calls per interrupt).
+// BM_IpiHwUnicast: ipi_hw between 2 vCPUs (one interrupt per iteration).
+// BM_MulticastTo4095: one vCPU to 4095 others (Hyper-V Ex hypercall with 64 banks); items = IPIs.
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -40,33 +67,50 @@ Fixture make(const std::string& preset, const std::string& profile, int vcpus, c
   return f;
 }
 
-void tlb_storm_256(benchmark::State& state, const char* mechanism, const char* think) {
-  const auto calls = static_cast<std::uint64_t>(state.range(0));
+struct Shape {
+  const char* params;
+  std::uint64_t calls;  // iterations (calls, over all senders) per run
+};
+constexpr Shape kStorm{"think_ns = 2000000\narrivals = \"poisson\"\n", 2000};
+constexpr Shape kOverload{"think_ns = 5000\n", 5000};
+constexpr Shape kScenario{"think_ns = 20000\narrivals = \"poisson\"\n", 3000};
+
+void tlb_shootdown_256(benchmark::State& state, const char* mechanism, Shape shape) {
   Fixture f = make("x86-16s-4096t", "kvm-skylake-pv-ipi.toml", 256,
-                   std::string("mechanism = \"") + mechanism + "\"\n" + think, calls, topology::VcpuState::Halted);
+                   std::string("mechanism = \"") + mechanism + "\"\nsend = \"call\"\ntargets = \"all-but-self\"\n"
+                   "handler = \"tlb_flush\"\nwait = true\n" + shape.params,
+                   shape.calls, topology::VcpuState::Halted);
   f.spec.host = &f.host;
   auto wl = workload::find_workload("storm", "bench").make();
-  std::uint64_t deliveries = 0, interrupts = 0;
+  std::uint64_t calls = 0, irqs = 0, events = 0;
   for (auto _ : state) {
     auto r = wl->run(f.spec);
-    deliveries += r.counters.at("deliveries");
-    interrupts += r.counters.at("ipis_delivered");
+    calls += r.counters.at("deliveries");
+    irqs += r.counters.at("ipis_delivered");
+    events += r.events;
     benchmark::DoNotOptimize(r.metrics[0].summary.mean);
   }
-  state.SetItemsProcessed(static_cast<std::int64_t>(deliveries));
-  state.counters["interrupts_per_cpu_s"] = benchmark::Counter(static_cast<double>(interrupts), benchmark::Counter::kIsRate);
-  state.counters["deliveries_per_run"] = static_cast<double>(deliveries) / static_cast<double>(state.iterations());
+  state.SetItemsProcessed(static_cast<std::int64_t>(irqs));
+  state.counters["irq/s"] = benchmark::Counter(static_cast<double>(irqs), benchmark::Counter::kIsRate);
+  state.counters["calls/s"] = benchmark::Counter(static_cast<double>(calls), benchmark::Counter::kIsRate);
+  state.counters["calls/irq"] = irqs ? static_cast<double>(calls) / static_cast<double>(irqs) : 0.0;
+  state.counters["events/irq"] = irqs ? static_cast<double>(events) / static_cast<double>(irqs) : 0.0;
 }
-constexpr const char* kDense = "think_ns = 5000\n";
-// Sparse: each vCPU flushes every 2 ms on average (Poisson), so most calls find idle queues and
-// nearly every delivery is an interrupt of its own.
-constexpr const char* kSparse = "think_ns = 2000000\narrivals = \"poisson\"\n";
-BENCHMARK_CAPTURE(tlb_storm_256, x2apic_physical, "x2apic-physical", kDense)->Arg(5000)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
-BENCHMARK_CAPTURE(tlb_storm_256, x2apic_cluster, "x2apic-cluster", kDense)->Arg(5000)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
-BENCHMARK_CAPTURE(tlb_storm_256, kvm_pv, "kvm-pv", kDense)->Arg(5000)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
-BENCHMARK_CAPTURE(tlb_storm_256, hyperv, "hyperv", kDense)->Arg(5000)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
-BENCHMARK_CAPTURE(tlb_storm_256, kvm_pv_sparse, "kvm-pv", kSparse)->Arg(2000)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
-BENCHMARK_CAPTURE(tlb_storm_256, x2apic_cluster_sparse, "x2apic-cluster", kSparse)->Arg(2000)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+
+#define TLB_SHOOTDOWN(name, mech, shape) \
+  BENCHMARK_CAPTURE(tlb_shootdown_256, name, mech, shape)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()
+TLB_SHOOTDOWN(x2apic_physical/storm, "x2apic-physical", kStorm);
+TLB_SHOOTDOWN(x2apic_cluster/storm, "x2apic-cluster", kStorm);
+TLB_SHOOTDOWN(kvm_pv/storm, "kvm-pv", kStorm);
+TLB_SHOOTDOWN(hyperv/storm, "hyperv", kStorm);
+TLB_SHOOTDOWN(x2apic_physical/overload, "x2apic-physical", kOverload);
+TLB_SHOOTDOWN(x2apic_cluster/overload, "x2apic-cluster", kOverload);
+TLB_SHOOTDOWN(kvm_pv/overload, "kvm-pv", kOverload);
+TLB_SHOOTDOWN(hyperv/overload, "hyperv", kOverload);
+TLB_SHOOTDOWN(x2apic_physical/scenario, "x2apic-physical", kScenario);
+TLB_SHOOTDOWN(x2apic_cluster/scenario, "x2apic-cluster", kScenario);
+TLB_SHOOTDOWN(kvm_pv/scenario, "kvm-pv", kScenario);
+TLB_SHOOTDOWN(hyperv/scenario, "hyperv", kScenario);
 
 void BM_IpiHwUnicast(benchmark::State& state) {
   const auto iters = static_cast<std::uint64_t>(state.range(0));
