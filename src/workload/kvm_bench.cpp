@@ -222,8 +222,7 @@ class KvmBench final : public Workload {
     const double ppu = ps_per_unit(spec, unit);
     std::vector<Metric> m;
     m.push_back(make_metric("sample", unit,
-                            "one timed sample per iteration, as ipilab measure kvm reports it: (t1 - t0) / its "
-                            "iterations, the counter read once per sample",
+                            "(t1 - t0) / iterations of one timed batch, as ipilab measure kvm times it",
                             std::move(p->samples), ppu));
     if (kase != "cpuid-exit") {
       m.push_back(make_metric("operation", unit,
