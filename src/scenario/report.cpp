@@ -190,9 +190,13 @@ std::string footer(const ScenarioResult& r, const TextOptions& opt) {
   for (const auto& f : files) file_list += (file_list.empty() ? "" : ", ") + f;
   out += fmt::format("  costs: {} used from {}, {} distinct source{}\n", keys.size(), file_list, sources.size(),
                      sources.size() == 1 ? "" : "s");
+  const bool samples = std::any_of(r.variants.begin(), r.variants.end(),
+                                   [](const VariantResult& v) { return v.result.sample_hypercall.has_value(); });
   out += opt.details ? "  --json FILE: all of it, with every cost's value and source\n"
-                     : "  --details (-v): settings, other metrics, counters, throughput, resources, where the time goes; "
-                       "--json FILE: all of it\n";
+                     : samples ? "  --details (-v): settings, each variant's first hypercall exactly, metrics, counters, "
+                                 "resources, steps; --json FILE: all of it\n"
+                               : "  --details (-v): settings, other metrics, counters, throughput, resources, where the time "
+                                 "goes; --json FILE: all of it\n";
   return out;
 }
 

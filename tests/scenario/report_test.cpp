@@ -84,7 +84,13 @@ TEST(ReportBuiltin, SummaryIsOneScreenPerScenario_DetailsOnlyWithTheFlag) {
     EXPECT_GE(lines.size(), r.variants.size() + 8) << b.name << ":\n" << text;
     EXPECT_EQ(lines.front().rfind("== " + r.name + ": ", 0), 0u) << text;
     EXPECT_NE(text.find("\n  reproduces  "), std::string::npos) << b.name;
-    EXPECT_EQ(lines.back().rfind("  --details (-v): ", 0), 0u) << b.name << ": " << lines.back();
+    // The hint comes last (wrapped: its continuation lines are indented by four).
+    const auto hint = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("  --details (-v): ", 0) == 0; });
+    ASSERT_NE(hint, lines.end()) << b.name << ":\n" << text;
+    for (auto l = hint + 1; l != lines.end(); ++l) EXPECT_EQ(l->rfind("    ", 0), 0u) << b.name << ": " << *l;
+    EXPECT_EQ(text.find("first hypercall exactly") != std::string::npos,
+              std::any_of(r.variants.begin(), r.variants.end(), [](const VariantResult& v) { return v.result.sample_hypercall.has_value(); }))
+        << b.name;
     // The table: a header row "variant ... mean p50 p99 vs first", then one row per variant.
     const auto head = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("  variant ", 0) == 0; });
     ASSERT_NE(head, lines.end()) << text;
