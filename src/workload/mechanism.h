@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "cost/catalog.h"
+#include "sim/resource.h"
+#include "sim/time.h"
 #include "topology/host.h"
 #include "topology/vm.h"
 #include "workload/params.h"
@@ -61,6 +63,15 @@ struct SendRequest {
   std::uint32_t vector = 0;
 };
 
+/// A shared thing a mechanism keeps itself (the core keeps the others, vm_run.h "Resources"), with
+/// its figures over the measured window; the core reports it as it reports its own (workload.h
+/// ResourceReport), e.g. an ITS's command queue and its->lock (mechanisms/gicv4_1_its_commands.h).
+struct MechanismResource {
+  std::string name;          ///< "its0.command_queue"
+  std::string kind;          ///< "its_command_queue"
+  sim::ResourceStats stats;  ///< in ps, over [the window's start, the end asked for]
+};
+
 /// What a target vCPU pays when an interrupt of this mechanism reaches it, by its state.
 struct ArrivalSteps {
   std::vector<PlanStep> running;   ///< it runs guest code (spinning, computing, polling idle)
@@ -81,6 +92,12 @@ class Mechanism {
   /// The run's sample send shown exactly (workload.h SampleHypercall); nullopt when the mechanism
   /// issues no hypercalls or planned no send.
   virtual std::optional<SampleHypercall> sample_hypercall() const { return std::nullopt; }
+  /// The measured window starts at `now`: the core calls this where it resets its own statistics
+  /// (at the warm-up's end, or at 0 without one), so resources the mechanism keeps restart there.
+  virtual void begin_window(sim::Ps /*now*/) {}
+  /// The resources the mechanism keeps, over [the window's start, `end`] (`end` >= every time the
+  /// mechanism was called at). The core leaves out those without arrivals, as it does its own.
+  virtual std::vector<MechanismResource> resources(sim::Ps /*end*/) const { return {}; }
 };
 
 /// What a mechanism is built from (one per run).

@@ -414,7 +414,7 @@ RunOutput Core::run() {
   out_.conservation = cons_;
 
   // Resources.
-  auto report = [&](const std::string& name, const char* kind, const sim::ResourceStats& s) {
+  auto report = [&](const std::string& name, std::string_view kind, const sim::ResourceStats& s) {
     ResourceReport r;
     r.name = name;
     r.kind = kind;
@@ -448,6 +448,12 @@ RunOutput Core::run() {
     const auto s = r.stats(end);
     if (s.arrivals) report(r.name(), "its_sgir", s);
   }
+  // The mechanism's own (an ITS's command queue and its->lock), each kind after the core's kinds
+  // that sort before it: the list stays sorted by kind, in each kind in the order reported.
+  for (const MechanismResource& m : mech_.resources(end))
+    if (m.stats.arrivals) report(m.name, m.kind, m.stats);
+  std::stable_sort(out_.resources.begin(), out_.resources.end(),
+                   [](const ResourceReport& a, const ResourceReport& b) { return a.kind < b.kind; });
 
   const double window_ps = static_cast<double>((end - window_start_).v);
   out_.throughput.window_ns = window_ps / 1000.0;
@@ -478,6 +484,7 @@ void Core::begin_window(Ps now) {
   }
   for (auto& r : pcpu_hv_) r.reset_stats(now);
   for (auto& r : its_) r.reset_stats(now);
+  mech_.begin_window(now);
   ipis_taken_window_ = 0;
   ops_done_window_ = 0;
 }

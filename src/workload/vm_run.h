@@ -53,6 +53,9 @@
 //   pcpu<N>.hypervisor         kind hypervisor: exit handling on a physical CPU (Lane::Exit of its
 //                              vCPU's sends, Lane::TargetHv of wake-ups, kicks, HLT exits)
 //   its<N>.sgir                kind its_sgir: GITS_SGIR writes, one at a time per ITS
+//   and the mechanism's own (Mechanism::resources, restarted by Mechanism::begin_window where the
+//   core resets its statistics): its<N>.command_queue and its<N>.lock of the timed ITS commands
+//   (mechanisms/gicv4_1_its_commands.h). The list is sorted by kind (within a kind: as above).
 // Per-VM serialisation: none. KVM's send paths for these mechanisms take no VM-wide lock:
 // kvm_irq_delivery_to_apic_fast and kvm_pv_send_ipi read kvm->arch.apic_map under rcu_read_lock(),
 // kvm_hv_send_ipi walks vcpus with kvm_for_each_vcpu, vgic_v3_dispatch_sgi takes the per-IRQ

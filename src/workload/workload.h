@@ -75,7 +75,7 @@ struct BreakdownRow {
 /// A shared thing of the run and how loaded it was over the measured window (vm_run.h lists them).
 struct ResourceReport {
   std::string name;          ///< "vcpu3.call_single_queue", "its1.sgir", "pcpu0.hypervisor", ...
-  std::string kind;          ///< call_single_queue | interrupts | hypervisor | its_sgir
+  std::string kind;          ///< call_single_queue | interrupts | hypervisor | its_sgir | its_command_queue | its_lock
   double utilisation = 0;    ///< busy fraction (queues: fraction of time non-empty), [0, 1]
   double wait_mean = 0;      ///< mean queueing delay, in `unit`
   double wait_p99 = 0;
