@@ -59,14 +59,121 @@ ItsCommandModel::ItsCommandModel(const topology::Host& host, const topology::Vm&
     pricer.counters().id(c);
 }
 
+void ItsCommandModel::Books::add(sim::Ps arrival, sim::Ps start, sim::Ps end) {
+  if (arrival < horizon_ || start < arrival || end < start)
+    throw std::logic_error("its_commands: a resource item out of time order");
+  live_.push_back(Item{arrival, start, end});
+  next_ = std::min(next_, arrival);
+}
+
+void ItsCommandModel::Books::take(sim::Ps t, bool inclusive) {
+  auto before = [&](sim::Ps x) { return inclusive ? x <= t : x < t; };
+  struct Event {
+    sim::Ps at;
+    bool ends;  // at equal times an item arrives before it ends (zero-length items)
+    std::size_t item;
+  };
+  std::vector<Event> ev;
+  for (std::size_t i = 0; i < live_.size(); ++i) {
+    const Item& it = live_[i];
+    if (!it.arrived && before(it.arrival)) ev.push_back({it.arrival, false, i});
+    if (before(it.end)) ev.push_back({it.end, true, i});
+  }
+  std::sort(ev.begin(), ev.end(), [](const Event& a, const Event& b) {
+    return a.at != b.at ? a.at < b.at : a.ends != b.ends ? !a.ends : a.item < b.item;
+  });
+  for (const Event& e : ev) {
+    Item& it = live_[e.item];
+    area_.advance(e.at);
+    if (!e.ends) {
+      area_.add(1);
+      it.arrived = true;
+      if (it.arrival >= window_start_) {
+        ++arrivals_;
+        const sim::Ps w = it.start - it.arrival;
+        waits_.record(w.v);
+        total_wait_ += w;
+        max_wait_ = std::max(max_wait_, w);
+      }
+    } else {
+      area_.add(-1);
+      busy_ += static_cast<double>((it.end - std::max(it.start, window_start_)).v);
+      if (it.arrival >= window_start_) sojourn_ += static_cast<double>((it.end - it.arrival).v);
+      else carried_ += static_cast<double>((it.end - window_start_).v);
+    }
+  }
+  std::erase_if(live_, [&](const Item& it) { return before(it.end); });
+  next_ = sim::kNever;
+  for (const Item& it : live_) next_ = std::min(next_, it.arrived ? it.end : it.arrival);
+  horizon_ = std::max(horizon_, t);
+}
+
+void ItsCommandModel::Books::reset(sim::Ps now) {
+  if (now < horizon_) throw std::logic_error("its_commands: the window starts before the model's last call");
+  take(now, false);
+  area_.reset(now);
+  window_start_ = now;
+  total_wait_ = max_wait_ = sim::Ps{};
+  arrivals_ = 0;
+  busy_ = sojourn_ = carried_ = 0;
+  waits_.reset();
+}
+
+sim::ResourceStats ItsCommandModel::Books::stats(sim::Ps end) const {
+  if (end < horizon_) throw std::logic_error("its_commands: resources asked for before the model's last call");
+  Books b = *this;  // close the books at `end` on a copy: items still inside count up to `end`
+  b.take(end, true);
+  sim::ResourceStats s;
+  s.little_exact = b.area_.advance(end);
+  s.elapsed_ps = static_cast<double>((end - window_start_).v);
+  s.arrivals = b.arrivals_;
+  if (s.elapsed_ps <= 0) return s;
+  double busy = b.busy_, sojourn = b.sojourn_, carried = b.carried_;
+  for (const Item& it : b.live_) {
+    const sim::Ps from = std::max(it.start, window_start_);
+    if (from < end) busy += static_cast<double>((end - from).v);
+    if (!it.arrived) continue;
+    if (it.arrival >= window_start_) sojourn += static_cast<double>((end - it.arrival).v);
+    else carried += static_cast<double>((end - window_start_).v);
+  }
+  s.utilisation = busy / s.elapsed_ps;
+  s.wait_mean_ps = b.arrivals_ ? static_cast<double>(b.total_wait_.v) / static_cast<double>(b.arrivals_) : 0.0;
+  s.wait_p99_ps = b.waits_.percentile_ps(99);
+  s.wait_max_ps = static_cast<double>(b.max_wait_.v);
+  s.l_time_average = b.area_.area() / s.elapsed_ps;
+  s.lambda_per_ps = static_cast<double>(b.arrivals_) / s.elapsed_ps;
+  s.w_mean_ps = b.arrivals_ ? sojourn / static_cast<double>(b.arrivals_) : 0.0;
+  s.carried = carried / s.elapsed_ps;
+  return s;
+}
+
+void ItsCommandModel::begin_window(sim::Ps now) {
+  for (auto& tl : its_) {
+    tl.lock.reset(now);
+    tl.queue.reset(now);
+  }
+}
+
+std::vector<MechanismResource> ItsCommandModel::resources(sim::Ps end) const {
+  std::vector<MechanismResource> r;
+  for (std::size_t i = 0; i < its_.size(); ++i) {
+    r.push_back({fmt::format("its{}.command_queue", i), "its_command_queue", its_[i].queue.stats(end)});
+    r.push_back({fmt::format("its{}.lock", i), "its_lock", its_[i].lock.stats(end)});
+  }
+  return r;
+}
+
 ItsCommandModel::Timeline& ItsCommandModel::timeline(int its) { return its_.at(static_cast<std::size_t>(its)); }
 
 void ItsCommandModel::prune(sim::Ps now) {
-  for (auto& tl : its_)
+  for (auto& tl : its_) {
+    tl.lock.advance(now);
+    tl.queue.advance(now);
     while (!tl.done.empty() && tl.done.front() <= now) {
       tl.done.pop_front();
       ++tl.folded;
     }
+  }
 }
 
 std::uint64_t ItsCommandModel::consumed(int its, sim::Ps t) {
@@ -143,6 +250,7 @@ ItsCommandModel::Batch ItsCommandModel::post(const gic::ItsWaitTicket& t, int pc
   // GITS_CWRITER (posted), unlock.
   b.release = t_;
   tl.lock_free = t_;
+  tl.lock.add(arrive, acquired, t_);
   const sim::Ps cw = cwriter_->sample(rng);
   pr.breakdown().add(cwriter_->id, cw);
   const int cpu_node = host_->cpu(pcpu).node;
@@ -150,6 +258,7 @@ ItsCommandModel::Batch ItsCommandModel::post(const gic::ItsWaitTicket& t, int pc
   const sim::Ps seen = t_ + cw + crossing(cpu_node, its_node, rng);
   // 3. The ITS runs the batch once it sees CWRITER, after what is queued before it.
   sim::Ps at = std::max(seen, tl.busy_until);
+  const sim::Ps first = at;
   const PlanStep& p = process_[static_cast<std::size_t>(t.its)];
   for (std::uint64_t k = 0; k < n; ++k) {
     const sim::Ps d = p.sample(rng);
@@ -158,6 +267,7 @@ ItsCommandModel::Batch ItsCommandModel::post(const gic::ItsWaitTicket& t, int pc
     tl.done.push_back(at);
   }
   tl.busy_until = at;
+  tl.queue.add(seen, first, at);
   tl.posted += n;
   b.end_seq = tl.posted;
   count("its_commands", n);

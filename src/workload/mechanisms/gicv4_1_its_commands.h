@@ -46,6 +46,7 @@
 // free slots never run out while fewer than 1023 CPUs send), physical-LPI traffic of other devices.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -55,6 +56,7 @@
 
 #include "gic/its_wait.h"
 #include "gic/linux_its.h"
+#include "sim/resource.h"
 #include "sim/rng.h"
 #include "sim/time.h"
 #include "topology/host.h"
@@ -104,11 +106,51 @@ class ItsCommandModel {
   std::optional<sim::Ps> next(unsigned cpu, sim::Ps now, sim::Rng& rng);
   const ItsOpResult& result(unsigned cpu) const;
 
+  /// The measured window starts at `now` (the core's mark after the warm-up, where it also resets
+  /// the counters above: Mechanism::begin_window); `now` >= every time the model was called at.
+  void begin_window(sim::Ps now);
+  /// Per ITS, its command queue and its->lock over [the window's start, `end`] (`end` >= every time
+  /// the model was called at); the core reports those with arrivals (see the file comment).
+  std::vector<MechanismResource> resources(sim::Ps end) const;
+
   /// The ITSs an operation of `kind` issued on `pcpu` goes to (for settings).
   std::vector<int> targets(ItsCommandKind kind, int pcpu) const;
   gic::WaitPredicate predicate() const { return predicate_; }
 
  private:
+  // The figures of one shared thing (an ITS's lock or command queue) whose items' times are all
+  // known when they are posted (arrival <= start <= end, arrival >= the time of posting): each item
+  // enters the figures when the simulated time passes its arrival and leaves when it passes its
+  // end, in time order, with sim::Resource's definitions (utilisation, waits start - arrival of the
+  // window's arrivals in a sim::WaitLog at the core's 1 ns, Little's law from the area under n(t)
+  // against the clipped sojourns plus the carried-in share). Busy time is clipped to the window at
+  // both ends, that of items carried in included.
+  class Books {
+   public:
+    void add(sim::Ps arrival, sim::Ps start, sim::Ps end);
+    /// Takes in every arrival and end before `t` (the model was called at `t`).
+    void advance(sim::Ps t) {
+      if (next_ < t) take(t, false);
+      else horizon_ = std::max(horizon_, t);
+    }
+    void reset(sim::Ps now);
+    sim::ResourceStats stats(sim::Ps end) const;
+
+   private:
+    struct Item {
+      sim::Ps arrival, start, end;
+      bool arrived = false;
+    };
+    void take(sim::Ps t, bool inclusive);  // events at < t (inclusive: <= t), in time order
+    std::vector<Item> live_;               // not yet ended
+    sim::Ps next_ = sim::kNever;           // the earliest event of live_
+    sim::Ps horizon_{};                    // events before it are taken in
+    sim::Area area_;
+    sim::Ps window_start_{}, total_wait_{}, max_wait_{};
+    std::uint64_t arrivals_ = 0;
+    double busy_ = 0, sojourn_ = 0, carried_ = 0;  // ps, of the items that ended
+    sim::WaitLog waits_{1000};
+  };
   struct Timeline {                 // one ITS: its lock, its command processor, CREADR over time
     sim::Ps lock_free{};
     sim::Ps busy_until{};
@@ -116,6 +158,7 @@ class ItsCommandModel {
     std::uint64_t posted = 0;       // timed commands posted
     std::uint64_t folded = 0;       // commands done before the pruning horizon
     std::deque<sim::Ps> done;       // completion times of the others (non-decreasing)
+    Books lock, queue;              // its->lock held; the command processor executing a batch
   };
   struct Batch {
     gic::ItsWaitTicket ticket;

@@ -124,6 +124,14 @@ class Vsgi final : public Mechanism, public ItsCommandHost {
     return *commands_;
   }
 
+  // The timed ITS commands' resources (each ITS's command queue and its->lock), when a workload sent any.
+  void begin_window(sim::Ps now) override {
+    if (commands_) commands_->begin_window(now);
+  }
+  std::vector<MechanismResource> resources(sim::Ps end) const override {
+    return commands_ ? commands_->resources(end) : std::vector<MechanismResource>{};
+  }
+
   /// The ITS a vCPU's pCPU writes (for the workloads' settings).
   gic::ItsChoice choice(unsigned cpu) const { return gic_->driver->choose_sgir_its(vm_->pcpu_of(static_cast<int>(cpu)), policy_); }
 
