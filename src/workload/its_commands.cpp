@@ -16,6 +16,7 @@
 // Metrics: command_latency (the operation, from the trap or vcpu_load to the return: lock wait +
 // posting + completion wait), lock_wait (its->lock), completion_wait (unlock -> wait's end).
 // Counters: the model's (its_commands, its_batches, its_creadr_reads, its_wait_polls, its_waits_*).
+// Resources: the model's, per ITS used (its<N>.command_queue, its<N>.lock), over the measured window.
 #include <algorithm>
 #include <cmath>
 #include <map>

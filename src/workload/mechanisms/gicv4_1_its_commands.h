@@ -42,7 +42,15 @@
 // Counters (the run's): its_commands, its_batches, its_creadr_reads, its_wait_polls, its_lock_waits
 // (batches that found the lock taken), its_waits_completed_early, its_waits_spun_after_completion
 // (a read came after the batch ran and the predicate did not see it: the offsets predicate on a wrap),
-// its_waits_timed_out, its_waits_timed_out_after_completion, vm_exits (vsgi traps). Not modelled: a full queue (each CPU has at most one batch in flight, so the 2047
+// its_waits_timed_out, its_waits_timed_out_after_completion, vm_exits (vsgi traps).
+// Resources (per ITS, reported by the core with its own: Mechanism::resources; restarted at the
+// window's start with the counters: Mechanism::begin_window): its<N>.command_queue, kind
+// its_command_queue: utilisation = the fraction of the window the ITS executes commands (step 3),
+// wait = per batch, from its CWRITER write reaching the ITS to the ITS starting its first command,
+// arrivals = batches; its<N>.lock, kind its_lock: utilisation = the fraction held (step 2), wait =
+// per batch, for the lock (step 1). Both with sim::Resource's meaning (Little's law included),
+// taken in as the simulated time passes each batch's times (the model knows them when it posts).
+// Not modelled: a full queue (each CPU has at most one batch in flight, so the 2047
 // free slots never run out while fewer than 1023 CPUs send), physical-LPI traffic of other devices.
 #pragma once
 
