@@ -85,7 +85,7 @@ std::string check_cell(const ScenarioResult& r, const VariantResult& v, const Nu
                        const std::vector<std::string>& counter_columns) {
   std::vector<const CheckOutcome*> cs;
   for (const auto& c : r.checks)
-    if (c.expect.variant == v.name) cs.push_back(&c);
+    if (c.expect.variant == v.name && c.skipped.empty()) cs.push_back(&c);
   if (cs.empty()) return "";
   bool all = true;
   std::string parts;
@@ -176,10 +176,16 @@ std::string header(const ScenarioResult& r) {
 std::string footer(const ScenarioResult& r, const TextOptions& opt) {
   std::string out;
   if (!r.checks.empty()) {
-    std::size_t passed = 0;
-    for (const auto& c : r.checks) passed += c.pass;
-    out += fmt::format("  checks: {} of {} expectations hold{}\n", passed, r.checks.size(),
-                       passed == r.checks.size() ? "" : " (--check makes this exit 1)");
+    const std::size_t evaluated = r.checks_evaluated(), passed = r.checks_passed();
+    out += fmt::format("  checks: {} of {} expectations hold{}\n", passed, evaluated,
+                       passed == evaluated ? "" : " (--check makes this exit 1)");
+    if (evaluated < r.checks.size())
+      out += report::wrap("  not checked:",
+                          fmt::format("{} expected counts, written for the scenario's {} iterations (this run: {}; "
+                                      "drop --iterations to check them)",
+                                      format_count(r.checks.size() - evaluated), format_count(r.scenario_iterations),
+                                      format_count(r.iterations)),
+                          "    ");
   }
   std::set<std::string> keys, sources, files;
   for (const auto& v : r.variants) {

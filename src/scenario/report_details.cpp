@@ -192,7 +192,9 @@ std::string section_checks(const ScenarioResult& r, const TextOptions&) {
     const NumberFormat f = c.counter ? NumberFormat{0} : fm;
     u.add({c.expect.variant, c.counter ? c.expect.key : c.expect.key + " " + c.expect.stat, format_fixed(c.actual, f),
            format_fixed(c.expect.value, f), format_tolerance(c.expect.tolerance),
-           c.pass ? "✓" : fmt::format("✗ ({})", format_percent(change_pct(c.actual, c.expect.value)))});
+           !c.skipped.empty() ? "not checked (" + format_count(r.scenario_iterations) + " iterations)"
+           : c.pass         ? "✓"
+                            : fmt::format("✗ ({})", format_percent(change_pct(c.actual, c.expect.value)))});
   }
   return "\n  checks (scenario.expect: the published figures)\n" + u.render("  ");
 }

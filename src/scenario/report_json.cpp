@@ -88,16 +88,18 @@ ojson to_json(const ScenarioResult& r) {
     for (const auto& c : r.checks) {
       if (c.expect.variant != v.name) continue;
       checks.push_back(ojson{{"key", c.expect.key}, {"stat", c.counter ? std::string("counter") : c.expect.stat}, {"expected", c.expect.value},
-                             {"tolerance", c.expect.tolerance}, {"actual", c.actual}, {"pass", c.pass}});
+                             {"tolerance", c.expect.tolerance}, {"actual", c.actual},
+                             {"pass", c.skipped.empty() ? ojson(c.pass) : ojson(nullptr)}});
+      if (!c.skipped.empty()) checks.back()["skipped"] = c.skipped;
     }
     if (!checks.empty()) jv["check"] = std::move(checks);
     vars.push_back(std::move(jv));
   }
   j["variants"] = std::move(vars);
   if (!r.checks.empty()) {
-    std::size_t passed = 0;
-    for (const auto& c : r.checks) passed += c.pass;
-    j["check"] = ojson{{"expectations", r.checks.size()}, {"passed", passed}, {"pass", passed == r.checks.size()}};
+    const std::size_t evaluated = r.checks_evaluated(), passed = r.checks_passed();
+    j["check"] = ojson{{"expectations", r.checks.size()}, {"passed", passed}, {"skipped", r.checks.size() - evaluated},
+                       {"pass", passed == evaluated}};
   }
   return j;
 }

@@ -225,6 +225,7 @@ PreparedScenario prepare(Scenario&& s, const RunOverrides& overrides, const Work
   p.reproduces = s.reproduces;
   p.seed = overrides.seed.value_or(s.seed);
   p.iterations = overrides.iterations.value_or(s.iterations);
+  p.scenario_iterations = s.iterations;
   p.warmup = s.warmup;
   p.info = &lookup(s.workload, s.workload_place);
 
@@ -290,6 +291,15 @@ bool ScenarioResult::checks_pass() const {
   return std::all_of(checks.begin(), checks.end(), [](const CheckOutcome& c) { return c.pass; });
 }
 
+std::size_t ScenarioResult::checks_evaluated() const {
+  return static_cast<std::size_t>(std::count_if(checks.begin(), checks.end(), [](const CheckOutcome& c) { return c.skipped.empty(); }));
+}
+
+std::size_t ScenarioResult::checks_passed() const {
+  return static_cast<std::size_t>(
+      std::count_if(checks.begin(), checks.end(), [](const CheckOutcome& c) { return c.skipped.empty() && c.pass; }));
+}
+
 std::optional<double> observed_value(const workload::RunResult& r, const Expectation& e) {
   for (const auto& m : r.metrics) {
     if (m.name != e.key) continue;
@@ -318,6 +328,7 @@ ScenarioResult run(const PreparedScenario& p, const ProgressFn& progress) {
   out.reproduces = p.reproduces;
   out.seed = p.seed;
   out.iterations = p.iterations;
+  out.scenario_iterations = p.scenario_iterations;
   out.warmup = p.warmup;
   for (std::size_t i = 0; i < p.variants.size(); ++i) {
     const PreparedVariant& v = p.variants[i];
@@ -358,7 +369,14 @@ ScenarioResult run(const PreparedScenario& p, const ProgressFn& progress) {
     }
     const bool is_metric = std::any_of(it->result.metrics.begin(), it->result.metrics.end(),
                                        [&](const workload::Metric& m) { return m.name == e.key; });
-    out.checks.push_back({e, *got, within(*got, e.value, e.tolerance), !is_metric});
+    CheckOutcome c{e, *got, within(*got, e.value, e.tolerance), !is_metric, {}};
+    // A count is a count of this many iterations; a metric is a statistic, comparable at any length.
+    if (c.counter && p.iterations != p.scenario_iterations) {
+      c.pass = true;
+      c.skipped = fmt::format("the expected count is for the scenario's {} iterations, this run had {}",
+                              p.scenario_iterations, p.iterations);
+    }
+    out.checks.push_back(std::move(c));
   }
   return out;
 }

@@ -62,6 +62,7 @@ struct PreparedScenario {
   std::string file;
   std::string name, title, description, workload, reproduces;
   std::uint64_t seed = 1, iterations = 0, warmup = 0;
+  std::uint64_t scenario_iterations = 0; ///< the file's scenario.iterations (iterations differs with --iterations)
   const workload::WorkloadInfo* info = nullptr;
   std::vector<Expectation> expect;       ///< only for the selected variants
   std::vector<PreparedVariant> variants; ///< the selected variants, in file order
@@ -84,16 +85,23 @@ struct CheckOutcome {
   double actual = 0;
   bool pass = false;
   bool counter = false;  ///< compared a counter (no stat), not a metric
+  /// Not evaluated (pass is then true, actual the run's value): a counter's expected count is written
+  /// for the scenario's own iteration count, and --iterations ran another; `skipped` says so.
+  std::string skipped;
 };
 
 struct ScenarioResult {
   std::string file;
   std::string name, title, description, workload, reproduces;
   std::uint64_t seed = 1, iterations = 0, warmup = 0;
+  std::uint64_t scenario_iterations = 0;  ///< the file's (iterations differs with --iterations)
   std::vector<VariantResult> variants;
   std::vector<CheckOutcome> checks;   ///< one per expectation, in file order
-  /// All checks passed (true when there are none).
+  /// All checks passed (true when there are none; a skipped check does not fail).
   bool checks_pass() const;
+  /// Checks evaluated (not skipped) and of those passed.
+  std::size_t checks_evaluated() const;
+  std::size_t checks_passed() const;
 };
 
 /// Progress sink: called after each variant with (scenario, variant, index, count, wall seconds).

@@ -40,5 +40,37 @@ TEST(BuiltinScenarios, RunAndUseOnlyDeclaredCosts) {
   }
 }
 
+// Expected counts are written for the scenario's own iteration count: under --iterations they are
+// reported as not checked (never failed, never passed), while metric expectations are still
+// evaluated; at the scenario's own count every one is evaluated and holds.
+TEST(BuiltinScenarios, CounterChecksAreSkippedOnlyWhenIterationsAreOverridden) {
+  const auto file = resolve_scenario("its-command-wait");
+  RunOverrides few;
+  few.iterations = 200;
+  const ScenarioResult r = run(prepare(load_scenario(file), few, workload::find_workload));
+  std::size_t counters = 0, metrics = 0;
+  for (const auto& c : r.checks) {
+    if (c.counter) {
+      ++counters;
+      EXPECT_EQ(c.skipped, "the expected count is for the scenario's " + std::to_string(r.scenario_iterations) +
+                               " iterations, this run had 200")
+          << c.expect.key;
+    } else {
+      ++metrics;
+      EXPECT_TRUE(c.skipped.empty()) << c.expect.key;
+      EXPECT_TRUE(c.pass) << c.expect.key << " " << c.actual;
+    }
+  }
+  EXPECT_GE(counters, 8u);
+  EXPECT_GE(metrics, 2u);
+  EXPECT_EQ(r.checks_evaluated(), metrics);
+  EXPECT_EQ(r.checks_passed(), metrics);
+  EXPECT_TRUE(r.checks_pass());
+
+  const ScenarioResult full = run(prepare(load_scenario(file), RunOverrides{}, workload::find_workload));
+  EXPECT_EQ(full.checks_evaluated(), full.checks.size());
+  EXPECT_EQ(full.checks_passed(), full.checks.size());
+}
+
 }  // namespace
 }  // namespace ipilab::scenario
