@@ -44,7 +44,7 @@ int worse(gic::WaitOutcome o) {
 
 ItsCommandModel::ItsCommandModel(const topology::Host& host, const topology::Vm& vm, VmGic& gic, gic::Find41Policy policy,
                                  gic::WaitPredicate predicate, Pricer& pricer)
-    : host_(&host), vm_(&vm), gic_(&gic), policy_(policy), predicate_(predicate), pricer_(&pricer) {
+    : host_(&host), gic_(&gic), policy_(policy), predicate_(predicate), pricer_(&pricer) {
   gic.driver->defer_waits(true);
   gic.driver->behaviour().wait = predicate;
   its_.resize(gic.system->its_count());

@@ -196,7 +196,6 @@ class ItsCommandModel {
   void count(std::string_view name, std::uint64_t n = 1);
 
   const topology::Host* host_;
-  const topology::Vm* vm_;
   VmGic* gic_;
   gic::Find41Policy policy_;
   gic::WaitPredicate predicate_;
