@@ -2,14 +2,13 @@
 #include <cstdio>
 #include <exception>
 #include <string>
-#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/parse_errors.h"
 #include "common/error.h"
-#include "common/suggest.h"
 
 #ifndef IPILAB_VERSION
 #define IPILAB_VERSION "0.0.0"
@@ -38,35 +37,6 @@ void refuse_negative_unsigned(CLI::App& app) {
         ""));
   }
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_negative_unsigned(*sub);
-}
-
-// For a command line CLI11 refused with words left over ("The following argument was not
-// expected", "A subcommand is required"): the closest option of the command given, or the closest
-// subcommand; "" when nothing is close.
-std::string suggest_for_extras(const CLI::App& app) {
-  const CLI::App* cmd = &app;
-  while (!cmd->get_subcommands().empty()) cmd = cmd->get_subcommands().front();
-  std::string name = cmd->get_name();
-  for (const CLI::App* p = cmd->get_parent(); p; p = p->get_parent()) name = p->get_name() + " " + name;
-  for (const std::string& extra : app.remaining(true)) {
-    std::vector<std::string> names;
-    std::string typed = extra;
-    if (!extra.empty() && extra[0] == '-') {
-      typed = extra.substr(0, extra.find('='));
-      for (const CLI::Option* o : cmd->get_options()) {
-        if (o->get_group().empty()) continue;
-        for (const auto& l : o->get_lnames()) names.push_back("--" + l);
-        for (const auto& s : o->get_snames()) names.push_back("-" + s);
-      }
-    } else {
-      for (const CLI::App* s : cmd->get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); }))
-        names.push_back(s->get_name());
-    }
-    const std::string dym = ipilab::did_you_mean(typed, names);
-    if (!dym.empty())
-      return fmt::format("{}: '{}' is not {}{}", name, typed, extra[0] == '-' ? "an option here" : "a command", dym);
-  }
-  return {};
 }
 
 }  // namespace
@@ -101,9 +71,9 @@ int main(int argc, char** argv) {
       return 0;
     }
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    if (const std::string s = suggest_for_extras(app); !s.empty()) fmt::print(stderr, "{}\n", s);
-    return rc == 0 ? 0 : static_cast<int>(ipilab::ExitStatus::BadInput);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    fmt::print(stderr, "{}", ipilab::cli::parse_error_message(app, e));
+    return static_cast<int>(ipilab::ExitStatus::BadInput);
   } catch (const ipilab::InputError& e) {
     fmt::print(stderr, "ipilab: error: {}\n", e.what());
     return static_cast<int>(ipilab::ExitStatus::BadInput);

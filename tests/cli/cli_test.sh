@@ -34,10 +34,10 @@ refused "--base: no shipped profile 'kvm-skylake'; did you mean 'kvm-skylake-pv-
 refused "did you mean 'seed000-send-ipi-one' or 'seed000-vp-index'?" replay "$src/data/traces/pipe.dat" --scenario seed000
 refused "has no variant 'mainlin'; did you mean 'mainline' or 'mainline, NR_CPUS=64'? (variants:" run seed000-send-ipi-one --variant mainlin
 refused "no such host preset; did you mean 'kunpeng920-2s' or 'kunpeng920-4s'? (known:" topo --preset kunpeng920-2
-refused "ipilab: 'rn' is not a command; did you mean 'run'?" rn
-refused "ipilab run: '--sede' is not an option here; did you mean '--seed'?" run --sede 3
-refused "ipilab list: '--profile' is not an option here; did you mean '--profiles'?" list --profile
-refused "ipilab gic: 'decod' is not a command; did you mean 'decode'?" gic decod 0x0
+refused "ipilab: error: 'rn' is not an ipilab command; did you mean 'run'?" rn
+refused "ipilab: error: '--sede' is not an option of 'ipilab run'; did you mean '--seed'?" run --sede 3
+refused "ipilab: error: '--profile' is not an option of 'ipilab list'; did you mean '--profiles'? (--profile is an option of 'run')" list --profile
+refused "ipilab: error: 'decod' is not a command of 'ipilab gic'; did you mean 'decode'? (commands: decode, encode, its)" gic decod 0x0
 sed 's#workload = "multicast"#workload = "multicst"#' "$src/scenarios/pv-ipi-broadcast.toml" >wl.toml
 refused "unknown workload \"multicst\"; did you mean 'multicast'?" run wl.toml
 sed 's#profiles/kvm-skylake-pv-ipi.toml#profiles/kvm-skylake.toml#' "$src/scenarios/pv-ipi-broadcast.toml" >pf.toml
@@ -46,6 +46,41 @@ grep -qF "; did you mean 'profiles/kvm-skylake-pv-ipi.toml'?" "$tmp/err" || fail
 # Nothing close: no suggestion.
 refused "no built-in scenario of that name (built-in:" run zzzz
 grep -q "did you mean" "$tmp/err" && fail "a suggestion for zzzz: $(cat "$tmp/err")"
+
+# Every refused command line: exactly "ipilab: error: REASON" (the option or word and why, with the
+# close names) and "Run 'ipilab CMD --help' for more.", on stderr, exit 2.
+refused_exactly() {  # refused_exactly "COMMAND" "REASON" ARGS...
+  local cmd=$1 want=$2; shift 2
+  "$ipilab" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  [ "$rc" -eq 2 ] || fail "ipilab $*: exit $rc, expected 2"
+  [ -s "$tmp/out" ] && fail "ipilab $*: wrote to stdout: $(head -c 200 "$tmp/out")"
+  [ "$(cat "$tmp/err")" = "ipilab: error: $want
+Run '$cmd --help' for more." ] || fail "ipilab $*: stderr is
+$(cat "$tmp/err")
+expected
+ipilab: error: $want
+Run '$cmd --help' for more."
+}
+refused_exactly "ipilab" "'frobnicate' is not an ipilab command" frobnicate
+refused_exactly "ipilab" "'sweeep' is not an ipilab command; did you mean 'sweep'?" sweeep
+refused_exactly "ipilab run" "--seed: -1 is negative: a seed is a whole number from 0 to 18446744073709551615" run --seed -1
+refused_exactly "ipilab run" "--seed: 'abc' is not a whole number (0 or more)" run --seed abc
+refused_exactly "ipilab run" "--seed: a value is missing (UINT)" run --seed
+refused_exactly "ipilab run" "--iterations: 0 is outside the range 1 to 1000000000" run --iterations 0
+refused_exactly "ipilab sweep" "--jobs: 0 is outside the range 1 to 4096" sweep hyperv-send-path --jobs 0
+refused_exactly "ipilab sweep" "'--jbos' is not an option of 'ipilab sweep'; did you mean '--jobs'?" sweep hyperv-send-path --jbos 2
+refused_exactly "ipilab hv" "'ipilab hv' needs a command: call, send" hv
+refused_exactly "ipilab hv call" "--vcpus: not together with --vps: give one of them" hv call --vps 0,1 --vcpus 2
+# An option of another command says whose it is.
+refused_exactly "ipilab measure kvm" "--heatmap is not an option of 'ipilab measure kvm': it is an option of 'measure c2c' and 'measure all'" \
+  measure kvm --heatmap x.gif
+refused_exactly "ipilab run" "--heatmap is not an option of 'ipilab run': it is an option of 'measure c2c' and 'measure all'" \
+  run seed003-ipi-hw --heatmap x.png
+refused_exactly "ipilab sweep" "--variant is not an option of 'ipilab sweep': it is an option of 'run' and 'replay'" sweep hyperv-send-path --variant x
+# --help and --version are not errors.
+"$ipilab" run --help >/dev/null 2>"$tmp/err" || fail "run --help exited $?"
+[ -s "$tmp/err" ] && fail "run --help wrote to stderr: $(cat "$tmp/err")"
 
 # list --profiles: every shipped profile, by file name, with its own [profile] name; JSON too.
 out=$("$ipilab" list --profiles) || fail "list --profiles exited $?"
