@@ -84,18 +84,35 @@ struct IpiAnalysis::State {
     std::uint64_t id;
     IpiKind kind;
   };
+  // The send of a group that raised the latest interrupt: provisionally coalesced sends ride on it.
+  struct Raise {
+    bool valid = false;
+    bool delivered = false;     // on_delivery called (its coalesced count is final)
+    bool handler_open = false;  // its handler has not exited yet
+    std::uint64_t entry = 0;    // handler entry ts
+    IpiKind kind = IpiKind::Unknown;  // of the entry
+    std::optional<std::uint64_t> handler_ns;
+    PendingSend send{};
+    std::uint64_t coalesced = 0;
+  };
+  // Sends to one target of one kind, oldest first. The first `covered` of them were already waiting
+  // when an arrival came that took another send: they are provisionally coalesced onto `last` and
+  // are taken, oldest first, by a later arrival that finds no uncovered send waiting.
   struct Group {
     std::vector<PendingSend> v;
     std::size_t head = 0;
+    std::size_t covered = 0;
+    Raise last;
     std::size_t size() const { return v.size() - head; }
+    std::size_t uncovered() const { return size() - covered; }
     bool empty() const { return head == v.size(); }
     const PendingSend& front() const { return v[head]; }
     void pop_front() {
+      if (covered > 0) --covered;
       ++head;
       if (head == v.size()) v.clear(), head = 0;
       else if (head > 64 && head * 2 > v.size()) v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head)), head = 0;
     }
-    void clear() { v.clear(), head = 0; }
   };
   struct Served {
     PendingSend s;
@@ -240,9 +257,14 @@ struct IpiAnalysis::State {
       ++ts.by_callsite[callsites[cs].callsite];
       Group& g = cpu(t).pending[idx(ev.kind)];
       if (g.size() >= kMaxWaiting) {  // bound: the oldest waiting send gives up
-        ++overflow;
-        unmatched(g.front(), SendOutcome::Unmatched);
-        g.pop_front();
+        if (g.covered > 0) {           // it rode on an interrupt: it stays coalesced
+          coalesce_front(g, t);
+          if (g.covered == 0) settle(g, t);
+        } else {
+          ++overflow;
+          unmatched(g.front(), SendOutcome::Unmatched, t);
+          g.pop_front();
+        }
       }
       g.v.push_back({ev.ts_ns, ev.cpu, cs, cb, send_ids++, ev.kind});
     }
@@ -281,11 +303,68 @@ struct IpiAnalysis::State {
     if (obs) emit_ipi(s, dst, o, std::nullopt, IpiKind::Unknown, std::nullopt);
   }
 
+  // The group's last raise has its final count of coalesced sends: hand it to on_delivery.
+  void settle(Group& g, std::uint32_t target) {
+    Raise& r = g.last;
+    if (!r.valid || r.delivered) return;
+    r.delivered = true;
+    if (on_delivery)
+      on_delivery(IpiDelivery{r.send.ts, r.entry, r.send.src, target, r.kind, callsites[r.send.callsite].callsite,
+                              r.coalesced});
+  }
+
+  // The oldest send of `g`, provisionally coalesced, is coalesced for good: it rides on g.last.
+  void coalesce_front(Group& g, std::uint32_t target) {
+    const PendingSend s = g.front();
+    g.pop_front();
+    Raise& r = g.last;
+    ++r.coalesced;
+    KindStats& k = kinds[idx(r.kind)];
+    ++matched, ++coalesced, ++k.matched, ++k.coalesced;
+    ++callsites[s.callsite].matched, ++callsites[s.callsite].coalesced;
+    PairStats& pi = pairs[{s.src, target}];
+    ++pi.matched, ++pi.coalesced;
+    if (!obs) return;
+    OpenHandler& h = cpu_states[target].handler[idx(r.kind)];
+    if (r.handler_open && h.entry && *h.entry == r.entry) h.served.push_back({s, SendOutcome::Coalesced});
+    else emit_ipi(s, target, SendOutcome::Coalesced, r.entry, r.kind, r.handler_ns);
+  }
+
+  // The oldest send of `g` raised the interrupt whose handler entered at `ts`.
+  void raise_front(Group& g, std::uint32_t target, IpiKind arrival_kind, std::uint64_t ts) {
+    settle(g, target);  // the previous raise gets no more coalesced sends (pairing keeps send order)
+    const PendingSend s = g.front();
+    g.pop_front();
+    KindStats& k = kinds[idx(arrival_kind)];
+    ++matched, ++k.matched;
+    const auto lat = static_cast<std::int64_t>(ts >= s.ts ? ts - s.ts : 0);
+    k.latency.record(lat);
+    callsites[s.callsite].latency.record(lat);
+    ++callsites[s.callsite].matched;
+    PairStats& pi = pairs[{s.src, target}];
+    pi.latency.record(lat);
+    ++pi.matched;
+    if (obs) cpu_states[target].handler[idx(arrival_kind)].served.push_back({s, SendOutcome::Raised});
+    g.last = Raise{true, false, true, ts, arrival_kind, std::nullopt, s, 0};
+    // Every send still in the group was sent before this entry: provisionally coalesced onto it.
+    g.covered = g.size();
+    if (g.covered == 0) settle(g, target);
+  }
+
+  // Sends sent more than the pairing limit before `now`: provisional ones stay coalesced, waiting
+  // ones expire (unmatched).
   void expire(Group& g, std::uint32_t target, std::uint64_t now) {
+    bool coalesced_any = false;
     while (!g.empty() && g.front().ts + opt.pair_limit_ns < now) {
-      unmatched(g.front(), SendOutcome::Expired, target);
-      g.pop_front();
+      if (g.covered > 0) {
+        coalesce_front(g, target);
+        coalesced_any = true;
+      } else {
+        unmatched(g.front(), SendOutcome::Expired, target);
+        g.pop_front();
+      }
     }
+    if (coalesced_any && g.covered == 0) settle(g, target);
   }
 
   void close_handler(std::uint32_t c, IpiKind k, std::optional<std::uint64_t> exit_ns) {
@@ -293,6 +372,12 @@ struct IpiAnalysis::State {
     if (!h.entry) return;
     const std::optional<std::uint64_t> dur =
         exit_ns && *exit_ns >= *h.entry ? std::optional<std::uint64_t>(*exit_ns - *h.entry) : std::nullopt;
+    // Sends coalesced onto this entry later (a raise that is still its group's last) need its time.
+    for (Group& g : cpu_states[c].pending)
+      if (g.last.valid && g.last.handler_open && g.last.kind == k && g.last.entry == *h.entry) {
+        g.last.handler_open = false;
+        g.last.handler_ns = dur;
+      }
     if (obs) {
       obs->on_handler(c, k, *h.entry, exit_ns);
       for (const Served& sv : h.served) emit_ipi(sv.s, c, sv.outcome, h.entry, k, dur);
@@ -301,35 +386,12 @@ struct IpiAnalysis::State {
     h.entry.reset();
   }
 
-  void serve(Group& g, std::uint32_t target, IpiKind arrival_kind, std::uint64_t ts) {
-    KindStats& k = kinds[idx(arrival_kind)];
-    const std::uint64_t n = g.size();
-    matched += n;
-    coalesced += n - 1;
-    k.matched += n;
-    k.coalesced += n - 1;
-    const PendingSend first = g.front();
-    const std::uint64_t lat = ts >= first.ts ? ts - first.ts : 0;
-    k.latency.record(static_cast<std::int64_t>(lat));
-    callsites[first.callsite].latency.record(static_cast<std::int64_t>(lat));
-    pairs[{first.src, target}].latency.record(static_cast<std::int64_t>(lat));
-    OpenHandler& h = cpu_states[target].handler[idx(arrival_kind)];
-    for (std::size_t i = g.head; i < g.v.size(); ++i) {
-      const PendingSend& s = g.v[i];
-      ++callsites[s.callsite].matched;
-      PairStats& pi = pairs[{s.src, target}];
-      ++pi.matched;
-      if (i > g.head) {
-        ++callsites[s.callsite].coalesced;
-        ++pi.coalesced;
-      }
-      if (obs) h.served.push_back({s, i == g.head ? SendOutcome::Raised : SendOutcome::Coalesced});
-    }
-    if (on_delivery)
-      on_delivery(IpiDelivery{first.ts, ts, first.src, target, arrival_kind, callsites[first.callsite].callsite, n - 1});
-    g.clear();
-  }
-
+  // A handler entry takes one send, in send order per target and kind: the oldest send not yet
+  // covered by an earlier entry (the sends before it that still wait are then coalesced for good:
+  // the APIC delivers a vector's interrupts in the order they were raised); with none, the oldest
+  // send that an earlier entry left provisionally coalesced (two entries prove two interrupts).
+  // Candidate groups: its own kind; for call-function also call-function-single (both flush
+  // call_single_queue); then sends of unknown kind.
   void add_arrival(const TraceEvent& ev) {
     ++arrivals;
     KindStats& k = kinds[idx(ev.kind)];
@@ -339,18 +401,24 @@ struct IpiAnalysis::State {
     CpuState& st = cpu(ev.cpu);
     close_handler(ev.cpu, ev.kind, std::nullopt);  // a previous entry without exit
     st.handler[idx(ev.kind)].entry = ev.ts_ns;
-    Group* g = &st.pending[idx(ev.kind)];
-    expire(*g, ev.cpu, ev.ts_ns);
-    if (g->empty() && ev.kind == IpiKind::CallFunction) {
-      g = &st.pending[idx(IpiKind::CallFunctionSingle)];
-      expire(*g, ev.cpu, ev.ts_ns);
+    std::array<Group*, 3> cand{};
+    std::size_t n = 0;
+    cand[n++] = &st.pending[idx(ev.kind)];
+    if (ev.kind == IpiKind::CallFunction) cand[n++] = &st.pending[idx(IpiKind::CallFunctionSingle)];
+    if (ev.kind != IpiKind::Unknown) cand[n++] = &st.pending[idx(IpiKind::Unknown)];
+    Group* g = nullptr;
+    for (std::size_t i = 0; i < n && !g; ++i) {
+      expire(*cand[i], ev.cpu, ev.ts_ns);
+      if (cand[i]->uncovered() > 0) g = cand[i];
     }
-    if (g->empty()) {
-      g = &st.pending[idx(IpiKind::Unknown)];
-      expire(*g, ev.cpu, ev.ts_ns);
+    if (g) {
+      while (g->covered > 0) coalesce_front(*g, ev.cpu);
+    } else {
+      for (std::size_t i = 0; i < n && !g; ++i)
+        if (cand[i]->covered > 0) g = cand[i];
     }
-    if (!g->empty()) {
-      serve(*g, ev.cpu, ev.kind, ev.ts_ns);
+    if (g) {
+      raise_front(*g, ev.cpu, ev.kind, ev.ts_ns);
     } else {
       ++unmatched_arrivals;
       ++k.unmatched_arrivals;
@@ -678,6 +746,9 @@ void IpiAnalysis::finish(const ReadInfo& info, const std::string& place, bool re
       S.close_batch(static_cast<std::uint32_t>(c), nullptr, std::nullopt);
     S.pend_batch(static_cast<std::uint32_t>(c));
     for (auto& g : st.pending) {
+      // No entry came for the provisional ones: they were coalesced after all.
+      while (g.covered > 0) S.coalesce_front(g, static_cast<std::uint32_t>(c));
+      S.settle(g, static_cast<std::uint32_t>(c));
       while (!g.empty()) {
         S.unmatched(g.front(), SendOutcome::Unmatched, static_cast<std::uint32_t>(c));
         g.pop_front();

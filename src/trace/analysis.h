@@ -18,8 +18,15 @@
 //   - Bound: a send still waiting `pair_limit_ns` after it was sent (default 10 ms: IPIs are
 //     delivered in microseconds, and a vCPU preempted for longer than that is a different story) is
 //     unmatched ("expired"): it is never paired with a later, unrelated arrival.
-//   - Several sends waiting when that entry comes are all *matched* to it; the first one raised the
-//     interrupt and gives the latency (entry ts - first send ts); the others are *coalesced*.
+//   - One entry serves one send, in send order per target and kind: the oldest send made since the
+//     group's previous entry, else the oldest send an earlier entry left provisionally coalesced.
+//     When an entry takes a send, the sends still waiting are *provisionally coalesced* onto it (x86:
+//     a send of a vector still pending in the target's APIC IRR merges into that interrupt), but two
+//     entries prove two interrupts, so a later entry that finds no newer send takes them. They are
+//     *coalesced* for good (matched, no latency sample, riding on the interrupt of the latest send
+//     before them that raised one) only when no entry is left for them: a newer send was taken,
+//     the pairing limit passed or the trace ended. The send an entry takes raised its interrupt and
+//     gives the latency (entry ts - send ts).
 //   - Sends still waiting at the end are unmatched_sends; entries that find no waiting send are
 //     unmatched_arrivals (self IPIs such as irq_work raised with apic->send_IPI_self, which has no
 //     send tracepoint, or sends from before the trace began). Nothing is dropped silently.
@@ -91,7 +98,7 @@ struct IpiDelivery {
   std::uint32_t dst_cpu = 0;
   IpiKind kind = IpiKind::Unknown;   ///< from the entry event (vector / Arm reason)
   std::string callsite;              ///< of the first send
-  std::uint64_t coalesced = 0;       ///< further sends served by the same entry
+  std::uint64_t coalesced = 0;       ///< further sends that rode on the same interrupt
 };
 
 /// How one IPI send (to one target) ended.
@@ -223,7 +230,9 @@ class IpiAnalysis : public EventSink {
   using SendCallback = std::function<void(const IpiSend&)>;
   using DeliveryCallback = std::function<void(const IpiDelivery&)>;
   /// `on_send`, if given, is called for every send in trace order (see IpiSend); `on_delivery` for
-  /// every handler entry that served waiting sends, in trace order of the entries.
+  /// every handler entry that served a send, once its count of coalesced sends is final: at the
+  /// entry, or, while sends are provisionally coalesced onto it, when they are settled (then after
+  /// later entries of other CPUs or kinds).
   explicit IpiAnalysis(SendCallback on_send = {}, DeliveryCallback on_delivery = {}, AnalysisOptions options = {});
   ~IpiAnalysis() override;
   IpiAnalysis(IpiAnalysis&&) noexcept;

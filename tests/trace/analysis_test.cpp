@@ -1,6 +1,7 @@
 // Pairing rules (docs/trace.md, "Pairing") on synthetic traces, then on the real traces in data/traces.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "common/error.h"
@@ -61,6 +62,163 @@ TEST(Pairing, SeveralSendsBeforeOneEntryAreCoalesced) {
   // Who interrupts CPU 2: CPU 0 twice, CPU 1 once.
   EXPECT_EQ(a.targets().at(2).by_source.at(0), 2u);
   EXPECT_EQ(a.targets().at(2).by_source.at(1), 1u);
+}
+
+// Every IPI record (send to one target) and delivery of a text trace, for exact pair checks.
+struct Pairs : AnalysisObserver {
+  std::vector<IpiRecord> ipis;  // by send id after run()
+  std::vector<IpiDelivery> deliveries;
+  void on_ipi(const IpiRecord& r) override { ipis.push_back(r); }
+  IpiAnalysis run(const std::string& text) {
+    AnalysisOptions o;
+    o.observer = this;
+    IpiAnalysis a({}, [this](const IpiDelivery& d) { deliveries.push_back(d); }, o);
+    std::istringstream in(text);
+    read_text_trace(in, "t.txt", a);
+    a.finish(ReadInfo{}, "t.txt");
+    std::sort(ipis.begin(), ipis.end(), [](const IpiRecord& x, const IpiRecord& y) { return x.id < y.id; });
+    return a;
+  }
+};
+
+const std::string kResched = "callsite=wakeup_preempt+0x92 callback=0x0";
+
+TEST(Pairing, TwoSendsThenTwoEntriesAreTwoPairsInOrderNotACoalescing) {
+  // A reschedule pattern of a real trace (CPU 1 -> CPU 0): two sends, then two handler entries on
+  // the target. Two entries are two interrupts: each send has its own, in order.
+  Pairs p;
+  const auto a = p.run("cpus=2\n"
+                       "  a-1 [001] 15794.945561842: ipi_send_cpu: cpu=0 " + kResched + "\n"
+                       "  a-1 [001] 15794.945608351: ipi_send_cpu: cpu=0 " + kResched + "\n"
+                       "  b-2 [000] 15794.945634935: reschedule_entry: vector=253\n"
+                       "  b-2 [000] 15794.945635435: reschedule_exit: vector=253\n"
+                       "  b-2 [000] 15794.945643135: reschedule_entry: vector=253\n"
+                       "  b-2 [000] 15794.945643835: reschedule_exit: vector=253\n");
+  const KindStats& k = a.by_kind()[static_cast<std::size_t>(IpiKind::Reschedule)];
+  EXPECT_EQ(k.sends, 2u);
+  EXPECT_EQ(k.arrivals, 2u);
+  EXPECT_EQ(k.matched, 2u);
+  EXPECT_EQ(k.coalesced, 0u);
+  EXPECT_EQ(k.unmatched_arrivals, 0u);
+  EXPECT_EQ(a.coalesced(), 0u);
+  EXPECT_EQ(a.unmatched_arrivals(), 0u);
+  EXPECT_EQ(a.targets().at(0).unmatched_arrivals, 0u);
+  EXPECT_EQ(k.latency.count(), 2u);
+  EXPECT_EQ(k.latency.max(), 15794945634935 - 15794945561842);  // 73093 ns
+  EXPECT_EQ(k.latency.min(), 15794945643135 - 15794945608351);  // 34784 ns
+  ASSERT_EQ(p.ipis.size(), 2u);
+  EXPECT_EQ(p.ipis[0].outcome, SendOutcome::Raised);
+  EXPECT_EQ(p.ipis[0].arrival_ns, 15794945634935u);
+  EXPECT_EQ(p.ipis[0].handler_ns, 500u);
+  EXPECT_EQ(p.ipis[1].outcome, SendOutcome::Raised);
+  EXPECT_EQ(p.ipis[1].arrival_ns, 15794945643135u);
+  EXPECT_EQ(p.ipis[1].handler_ns, 700u);
+  ASSERT_EQ(p.deliveries.size(), 2u);
+  EXPECT_EQ(p.deliveries[0].coalesced, 0u);
+  EXPECT_EQ(p.deliveries[1].send_ns, 15794945608351u);
+}
+
+TEST(Pairing, TwoSendsOneEntryIsApicCoalescing) {
+  // The second send found the vector still pending in the target's IRR: one interrupt for both.
+  Pairs p;
+  const auto a = p.run("cpus=2\n"
+                       "  a-1 [001] 1.000001000: ipi_send_cpu: cpu=0 " + kResched + "\n"
+                       "  a-1 [001] 1.000001300: ipi_send_cpu: cpu=0 " + kResched + "\n"
+                       "  b-2 [000] 1.000002000: reschedule_entry: vector=253\n"
+                       "  b-2 [000] 1.000002600: reschedule_exit: vector=253\n");
+  const KindStats& k = a.by_kind()[static_cast<std::size_t>(IpiKind::Reschedule)];
+  EXPECT_EQ(k.matched, 2u);
+  EXPECT_EQ(k.coalesced, 1u);
+  EXPECT_EQ(k.unmatched_arrivals, 0u);
+  EXPECT_EQ(k.unmatched_sends, 0u);
+  EXPECT_EQ(k.latency.count(), 1u);
+  EXPECT_EQ(k.latency.max(), 1000);
+  EXPECT_EQ(a.pairs().at({1, 0}).coalesced, 1u);
+  ASSERT_EQ(p.ipis.size(), 2u);
+  EXPECT_EQ(p.ipis[0].outcome, SendOutcome::Raised);
+  EXPECT_EQ(p.ipis[1].outcome, SendOutcome::Coalesced);
+  EXPECT_EQ(p.ipis[1].arrival_ns, 1000002000u);  // rides on the one entry
+  EXPECT_EQ(p.ipis[1].handler_ns, 600u);
+  ASSERT_EQ(p.deliveries.size(), 1u);
+  EXPECT_EQ(p.deliveries[0].send_ns, 1000001000u);
+  EXPECT_EQ(p.deliveries[0].coalesced, 1u);
+}
+
+TEST(Pairing, ThreeSendsTwoEntriesPairTwoInOrderAndCoalesceTheLast) {
+  // s1 s2 s3 e1 e2: e1 takes s1, e2 (no send waiting after e1) takes s2; s3 has no entry left: it
+  // was coalesced, onto the interrupt s2 raised (the latest raised before it).
+  Pairs p;
+  const auto a = p.run("cpus=2\n"
+                       "  a-1 [001] 1.000001000: ipi_send_cpu: cpu=0 " + kResched + "\n"
+                       "  a-1 [001] 1.000001100: ipi_send_cpu: cpu=0 " + kResched + "\n"
+                       "  a-1 [001] 1.000001200: ipi_send_cpu: cpu=0 " + kResched + "\n"
+                       "  b-2 [000] 1.000002000: reschedule_entry: vector=253\n"
+                       "  b-2 [000] 1.000002100: reschedule_exit: vector=253\n"
+                       "  b-2 [000] 1.000003000: reschedule_entry: vector=253\n"
+                       "  b-2 [000] 1.000003400: reschedule_exit: vector=253\n");
+  const KindStats& k = a.by_kind()[static_cast<std::size_t>(IpiKind::Reschedule)];
+  EXPECT_EQ(k.sends, 3u);
+  EXPECT_EQ(k.matched, 3u);
+  EXPECT_EQ(k.coalesced, 1u);
+  EXPECT_EQ(k.unmatched_arrivals, 0u);
+  EXPECT_EQ(k.unmatched_sends, 0u);
+  EXPECT_EQ(k.latency.count(), 2u);
+  EXPECT_EQ(k.latency.max(), 1900);  // e2 - s2
+  EXPECT_EQ(k.latency.min(), 1000);  // e1 - s1
+  ASSERT_EQ(p.ipis.size(), 3u);
+  EXPECT_EQ(p.ipis[0].outcome, SendOutcome::Raised);
+  EXPECT_EQ(p.ipis[0].arrival_ns, 1000002000u);
+  EXPECT_EQ(p.ipis[1].outcome, SendOutcome::Raised);
+  EXPECT_EQ(p.ipis[1].arrival_ns, 1000003000u);
+  EXPECT_EQ(p.ipis[2].outcome, SendOutcome::Coalesced);
+  EXPECT_EQ(p.ipis[2].arrival_ns, 1000003000u);
+  EXPECT_EQ(p.ipis[2].handler_ns, 400u);
+  ASSERT_EQ(p.deliveries.size(), 2u);
+  EXPECT_EQ(p.deliveries[0].coalesced, 0u);
+  EXPECT_EQ(p.deliveries[1].coalesced, 1u);
+}
+
+TEST(Pairing, AnEntryPrefersASendMadeAfterThePreviousEntry) {
+  // s1 s2 e1 s3 e2: s3 was sent after e1, so e2 is its interrupt; s2 merged into e1's (a later
+  // entry never serves an older send than the one the previous entry served).
+  Pairs p;
+  const auto a = p.run("cpus=2\n"
+                       "  a-1 [001] 1.000001000: ipi_send_cpu: cpu=0 " + kResched + "\n"
+                       "  a-1 [001] 1.000001100: ipi_send_cpu: cpu=0 " + kResched + "\n"
+                       "  b-2 [000] 1.000002000: reschedule_entry: vector=253\n"
+                       "  b-2 [000] 1.000002100: reschedule_exit: vector=253\n"
+                       "  a-1 [001] 1.000005000: ipi_send_cpu: cpu=0 " + kResched + "\n"
+                       "  b-2 [000] 1.000006000: reschedule_entry: vector=253\n");
+  const KindStats& k = a.by_kind()[static_cast<std::size_t>(IpiKind::Reschedule)];
+  EXPECT_EQ(k.matched, 3u);
+  EXPECT_EQ(k.coalesced, 1u);
+  EXPECT_EQ(k.unmatched_arrivals, 0u);
+  EXPECT_EQ(k.latency.count(), 2u);
+  EXPECT_EQ(k.latency.max(), 1000);  // e1 - s1 and e2 - s3
+  EXPECT_EQ(k.latency.min(), 1000);
+  ASSERT_EQ(p.ipis.size(), 3u);
+  EXPECT_EQ(p.ipis[1].outcome, SendOutcome::Coalesced);
+  EXPECT_EQ(p.ipis[1].arrival_ns, 1000002000u);
+  EXPECT_EQ(p.ipis[1].handler_ns, 100u);
+  EXPECT_EQ(p.ipis[2].outcome, SendOutcome::Raised);
+  EXPECT_EQ(p.ipis[2].arrival_ns, 1000006000u);
+}
+
+TEST(Pairing, AProvisionalCoalescingBeyondThePairLimitStaysCoalesced) {
+  // s1 s2 e1, then an entry 20 ms later: beyond the 10 ms limit it does not take s2.
+  Pairs p;
+  const auto a = p.run("cpus=2\n"
+                       "  a-1 [001] 1.000001000: ipi_send_cpu: cpu=0 " + kResched + "\n"
+                       "  a-1 [001] 1.000001100: ipi_send_cpu: cpu=0 " + kResched + "\n"
+                       "  b-2 [000] 1.000002000: reschedule_entry: vector=253\n"
+                       "  b-2 [000] 1.020002000: reschedule_entry: vector=253\n");
+  EXPECT_EQ(a.matched(), 2u);
+  EXPECT_EQ(a.coalesced(), 1u);
+  EXPECT_EQ(a.unmatched_arrivals(), 1u);
+  EXPECT_EQ(a.expired(), 0u);
+  ASSERT_EQ(p.ipis.size(), 2u);
+  EXPECT_EQ(p.ipis[1].outcome, SendOutcome::Coalesced);
+  EXPECT_EQ(p.ipis[1].arrival_ns, 1000002000u);
 }
 
 TEST(Pairing, CpumaskSendIsOneSendPerTargetAndLeftoversAreUnmatched) {
