@@ -797,8 +797,9 @@ void IpiAnalysis::finish(const ReadInfo& info, const std::string& place, bool re
   }
   auto& W = S.warnings;
   for (const auto& w : info.warnings)
-    W.push_back(fmt::format("{}: {} record(s), first at {}{}", w.what, w.count, w.first_place,
-                            w.first_value.empty() ? "" : " ('" + w.first_value.substr(0, 120) + "')"));
+    W.push_back(fmt::format("{}: {} record(s), first at {}{}{}", w.what, w.count, w.first_place,
+                            w.first_value.empty() ? "" : " ('" + w.first_value.substr(0, 120) + "')",
+                            w.first_detail.empty() ? "" : ": " + w.first_detail));
   if (!any_send)
     W.push_back("no send events: enable ipi:ipi_send_cpu and ipi:ipi_send_cpumask (Linux >= 6.4; on Arm "
                 "ipi:ipi_raise) to pair sends with arrivals." + kernel_note);

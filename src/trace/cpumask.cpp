@@ -27,7 +27,9 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
 
-bool parse_cpumask_words(std::string_view text, std::vector<std::uint32_t>& out) {
+namespace {
+
+bool parse_hex_words(std::string_view text, std::vector<std::uint32_t>& out, bool any_width) {
   out.clear();
   if (text.empty()) return false;
   std::size_t words = 1;
@@ -46,7 +48,7 @@ bool parse_cpumask_words(std::string_view text, std::vector<std::uint32_t>& out)
     const std::string_view word = text.substr(pos, end - pos);
     const bool first = pos == 0;
     if (word.empty() || word.size() > 8) return false;
-    if (word.size() != 8 && !(first && words > 1)) return false;
+    if (word.size() != 8 && !(first && (words > 1 || any_width))) return false;
     std::uint32_t value = 0;
     for (char c : word) value = (value << 4) | static_cast<std::uint32_t>(hex_digit(c));
     --word_index;
@@ -57,6 +59,30 @@ bool parse_cpumask_words(std::string_view text, std::vector<std::uint32_t>& out)
   }
   std::sort(out.begin(), out.end());
   return true;
+}
+
+}  // namespace
+
+bool parse_cpumask_words(std::string_view text, std::vector<std::uint32_t>& out) {
+  return parse_hex_words(text, out, false);
+}
+
+bool parse_cpumask_hex_any_width(std::string_view text, std::vector<std::uint32_t>& out) {
+  return parse_hex_words(text, out, true);
+}
+
+std::string describe_cpus(const std::vector<std::uint32_t>& cpus) {
+  if (cpus.empty()) return "no CPU";
+  std::string s = cpus.size() == 1 ? "CPU " : "CPUs ";
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (i > 0) s += ',';
+    s += std::to_string(cpus[i]);
+    if (j > i) s += '-' + std::to_string(cpus[j]);
+    i = j + 1;
+  }
+  return s;
 }
 
 bool parse_cpu_list(std::string_view text, std::vector<std::uint32_t>& out) {

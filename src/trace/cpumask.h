@@ -16,13 +16,16 @@
 // The forms cannot be confused: an 8-digit hex word either starts with 0 (never a CPU list) or is at
 // least 10000000, above any CPU number (ipilab accepts CPUs < 65536, NR_CPUS is at most 8192).
 // A value that fits none of them (e.g. "3": a CPU list would say CPU 3, a hex word CPU 0 and 1) is
-// Invalid: the caller leaves the record out and warns, it is never misread.
+// Invalid: the caller leaves the record out and warns, it is never misread. So is a value whose
+// reading names a CPU the trace does not have (text_reader.h): "3" in a trace of 2 CPUs is no CPU
+// list; it may be a short hex mask (CPUs 0 and 1), and ipilab does not guess which.
 //
 // Binary: trace.dat holds the bitmap as an array of the kernel's longs in the file's byte order
 // (trace-cmd.dat(5) header: endianness byte; header_page `commit` size = kernel long size).
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -44,8 +47,15 @@ CpumaskForm parse_cpumask_text(std::string_view text, std::vector<std::uint32_t>
 /// Strict decoders of one form each (false if `text` is not exactly that form).
 bool parse_cpumask_words(std::string_view text, std::vector<std::uint32_t>& out);
 bool parse_cpu_list(std::string_view text, std::vector<std::uint32_t>& out);
+/// The kernel's "%*pb" for a bitmap of any length (lib/vsprintf.c bitmap_string(): the most
+/// significant 32-bit chunk printed only as wide as the bits it holds, the others 8 digits): "3",
+/// "ff,ffffffff". Used only to name the other reading of an ambiguous value, never to decode one.
+bool parse_cpumask_hex_any_width(std::string_view text, std::vector<std::uint32_t>& out);
 /// "ARRAY[02, 00, ...]" (the whole value, little-endian bitmap bytes).
 bool parse_cpumask_byte_array(std::string_view text, std::vector<std::uint32_t>& out);
+
+/// "CPU 3", "CPUs 0-1", "CPUs 0,2-5", "no CPU" (ascending input).
+std::string describe_cpus(const std::vector<std::uint32_t>& cpus);
 
 /// A bitmap of `words` longs of `word_size` bytes (4 or 8) in the given byte order, as trace.dat
 /// stores it. Trailing bytes that do not fill a long are ignored. Returns false when a set bit is

@@ -397,7 +397,7 @@ class Decoder {
             if (w.what == reason) ++w.count, found = true;
           if (!found)
             info_.warnings.push_back({reason, 1, fmt::format("{}: CPU {} record at data offset {}", place_, cpu, where),
-                                      std::string(text)});
+                                      std::string(text), {}});
           ++other_counts_[static_cast<std::size_t>(h.event->id)];
           return;
         }

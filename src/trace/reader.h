@@ -44,6 +44,7 @@ struct ReadWarning {
   std::uint64_t count = 0;   ///< records concerned (all left out of the pairing)
   std::string first_place;   ///< "file:line" (text) or "file: CPU c record at data offset o" (trace.dat)
   std::string first_value;   ///< the offending value of the first one (may be empty)
+  std::string first_detail;  ///< what was wrong with the first one, if `what` does not say it all
 };
 
 /// What a read learnt besides the events.

@@ -189,13 +189,18 @@ void TextTraceParser::finish() {
   if (info_.buffers.empty()) info_.buffers.push_back(std::string());
 }
 
-void TextTraceParser::warn(std::string_view what, std::string_view value) {
+void TextTraceParser::warn(std::string_view what, std::string_view value, std::string_view detail) {
   for (auto& w : info_.warnings)
     if (w.what == what) {
       ++w.count;
       return;
     }
-  info_.warnings.push_back({std::string(what), 1, fmt::format("{}:{}", place_, line_no_), std::string(value)});
+  info_.warnings.push_back(
+      {std::string(what), 1, fmt::format("{}:{}", place_, line_no_), std::string(value), std::string(detail)});
+}
+
+std::uint32_t TextTraceParser::cpu_bound() const {
+  return std::max(cpus_, any_cpu_ ? max_cpu_ + 1 : 0u);
 }
 
 void TextTraceParser::feed_line(std::string_view line) {
@@ -213,7 +218,7 @@ void TextTraceParser::feed_line(std::string_view line) {
       std::uint32_t n = 0;
       std::size_t e = p + 3;
       while (e < t.size() && is_digit(t[e])) ++e;
-      if (parse_dec(t.substr(p + 3, e - p - 3), n) && n > 0 && n <= kMaxCpus) cpus_ = n;
+      if (parse_dec(t.substr(p + 3, e - p - 3), n) && n > 0 && n <= kMaxCpus && !cpus_from_header_) cpus_ = n;
     }
     return;
   }
@@ -222,7 +227,7 @@ void TextTraceParser::feed_line(std::string_view line) {
     if (starts_with(t, "cpus=")) {
       std::uint32_t n = 0;
       if (!parse_dec(t.substr(5), n) || n == 0 || n > kMaxCpus) fail("bad CPU count in 'cpus=N' header");
-      if (!begun_) cpus_ = n;
+      if (!begun_) cpus_ = n, cpus_from_header_ = true;
       return;
     }
     if (starts_with(t, "version = ")) return;
@@ -271,6 +276,8 @@ void TextTraceParser::feed_line(std::string_view line) {
     if (!parse_cpu(head, cpu))
       fail("no CPU field before the timestamp (expected '<comm>-<pid> [<cpu>] <sec>.<frac>: <event>: ...')");
     if (cpu >= kMaxCpus) fail(fmt::format("CPU {} out of range", cpu));
+    if (!any_cpu_ || cpu > max_cpu_) max_cpu_ = cpu;
+    any_cpu_ = true;
     begin_if_needed();
     if (!buffer.empty() || buffer_announced_) switch_buffer(buffer);
     ++events_;
@@ -284,7 +291,8 @@ void TextTraceParser::feed_line(std::string_view line) {
 }
 
 Decoded decode_text_fields(std::string_view name, std::string_view fields, TraceEvent& ev,
-                           std::array<std::uint64_t, kCpumaskFormCount>* forms, std::string* skip_reason) {
+                           std::array<std::uint64_t, kCpumaskFormCount>* forms, std::string* skip_reason,
+                           std::uint32_t cpu_count, std::string* skip_detail) {
   auto fail = [](std::string reason) { throw InputError("", std::move(reason)); };
   ev.name = name;
   ev.targets.clear();
@@ -358,8 +366,38 @@ Decoded decode_text_fields(std::string_view name, std::string_view fields, Trace
     const CpumaskForm form = parse_cpumask_text(v, ev.targets);
     if (forms) ++(*forms)[static_cast<std::size_t>(form)];
     if (form == CpumaskForm::Invalid) {
+      if (skip_detail) skip_detail->clear();
       if (skip_reason) *skip_reason = fmt::format("{}: '{}=' value fits no cpumask rendering (hex words, CPU list, "
                                                   "ARRAY[bytes]); record left out of the pairing", name, key);
+      return false;
+    }
+    if (cpu_count > 0 && !ev.targets.empty() && ev.targets.back() >= cpu_count) {
+      // No such CPU: this value is not what it looked like. A CPU list of an impossible CPU may be
+      // a hex mask printed without leading zeros ("3" = CPUs 0 and 1); ipilab does not pick one.
+      std::vector<std::uint32_t> hex;
+      const bool as_hex = form == CpumaskForm::CpuList && parse_cpumask_hex_any_width(v, hex);
+      const bool hex_fits = as_hex && (hex.empty() || hex.back() < cpu_count);
+      if (skip_reason)
+        *skip_reason = form == CpumaskForm::CpuList
+                           ? fmt::format("{}: '{}=' value read as a CPU list names a CPU the trace does not have; it "
+                                         "may be a hex mask instead: ambiguous, record left out of the pairing",
+                                         name, key)
+                           : fmt::format("{}: '{}=' value names a CPU the trace does not have; record left out of "
+                                         "the pairing",
+                                         name, key);
+      if (skip_detail) {
+        const std::string have = fmt::format("the trace has {} CPU{} (0-{})", cpu_count, cpu_count == 1 ? "" : "s",
+                                             cpu_count - 1);
+        if (form == CpumaskForm::CpuList)
+          *skip_detail = fmt::format("'{}' as a CPU list: {}; {}; {}", v, describe_cpus(ev.targets),
+                                     as_hex ? "as a hex mask: " + describe_cpus(hex) +
+                                                  (hex_fits ? "" : " (not all in the trace either)")
+                                            : std::string("not a hex mask"),
+                                     have);
+        else
+          *skip_detail = fmt::format("'{}' as {}: {}; {}", v, cpumask_form_name(form), describe_cpus(ev.targets), have);
+      }
+      ev.targets.clear();
       return false;
     }
     return true;
@@ -443,7 +481,7 @@ void TextTraceParser::handle_event(std::uint32_t cpu, std::uint64_t ts_ns, std::
   ev_.cpu = cpu;
   Decoded d = Decoded::Other;
   try {
-    d = decode_text_fields(name, fields, ev_, &info_.cpumask_forms, &skip_reason_);
+    d = decode_text_fields(name, fields, ev_, &info_.cpumask_forms, &skip_reason_, cpu_bound(), &skip_detail_);
   } catch (const InputError& e) {
     fail(e.reason());
   }
@@ -451,7 +489,7 @@ void TextTraceParser::handle_event(std::uint32_t cpu, std::uint64_t ts_ns, std::
     sink_.on_event(ev_);
     return;
   }
-  if (d == Decoded::Skipped) warn(skip_reason_, fields);
+  if (d == Decoded::Skipped) warn(skip_reason_, fields, skip_detail_);
   Counts& counts = other_[other_index_].second;
   auto it = counts.find(name);
   if (it == counts.end()) counts.emplace(std::string(name), 1);

@@ -16,8 +16,11 @@
 // fields: "cpu=1 callsite=0xffffffff8123 callback=0x0", "cpumask=ARRAY[02, 00, ...]") are decoded from
 // those raw fields; their callsite and callback are addresses, not symbols.
 // Fields of the events ipilab uses are parsed strictly (a missing or malformed field is an error that
-// names the line and the field), except a cpumask value that fits no rendering (cpumask.h): that
-// record is left out and counted in a warning (count + first line); other events are only counted.
+// names the line and the field), except a cpumask value that fits no rendering (cpumask.h) or names a
+// CPU the trace does not have (>= the "cpus=N" / "#P:N" header and >= the highest CPU of an event
+// line so far; without a header only the latter, so early lines of a headerless trace are checked
+// against fewer CPUs): that record is left out and counted in a warning (count + first line, and for
+// an impossible CPU both readings of the first value); other events are only counted.
 #pragma once
 
 #include <cstdint>
@@ -70,7 +73,8 @@ class TextTraceParser {
   [[noreturn]] void fail(std::string_view reason) const;
   void handle_event(std::uint32_t cpu, std::uint64_t ts_ns, std::string_view name, std::string_view fields);
   void switch_buffer(std::string_view name);
-  void warn(std::string_view what, std::string_view value);
+  void warn(std::string_view what, std::string_view value, std::string_view detail = {});
+  std::uint32_t cpu_bound() const;  // CPUs the trace has, as far as known at this line
 
   std::string place_;
   EventSink& sink_;
@@ -78,23 +82,29 @@ class TextTraceParser {
   std::uint64_t line_no_ = 0;
   std::uint64_t events_ = 0;
   std::uint32_t cpus_ = 0;
+  bool cpus_from_header_ = false;          // cpus_ is "cpus=N" (trace-cmd report) rather than "#P:N"
+  std::uint32_t max_cpu_ = 0;              // highest CPU of an event line so far
+  bool any_cpu_ = false;
   bool begun_ = false;
   TraceEvent ev_;
   std::string buffer_;                       // current buffer name
   bool buffer_announced_ = false;
   std::vector<std::pair<std::string, Counts>> other_;  // per buffer: other event counts
   std::size_t other_index_ = 0;
-  std::string skip_reason_;
+  std::string skip_reason_, skip_detail_;
 };
 
 /// Decodes the fields text of one event ("cpu=0 callsite=... callback=...") into `ev` (type, kind,
 /// targets, callsite, callback, csd, vector; ts_ns and cpu are left alone). `forms` (if given)
 /// counts the cpumask renderings seen. Returns Skipped with `skip_reason` set when a cpumask fits no
-/// rendering. Throws InputError("", reason) when a field of a used event is missing or bad. The
+/// rendering, or when `cpu_count` > 0 and the mask names a CPU >= cpu_count (no such CPU: the value
+/// is misread; "3" in a 2-CPU trace is a CPU list of an impossible CPU or a short hex mask of CPUs 0
+/// and 1): `skip_detail` then gives the value's readings. Throws InputError("", reason) when a field of a used event is missing or bad. The
 /// views in `ev` point into `fields`.
 Decoded decode_text_fields(std::string_view name, std::string_view fields, TraceEvent& ev,
                            std::array<std::uint64_t, kCpumaskFormCount>* forms = nullptr,
-                           std::string* skip_reason = nullptr);
+                           std::string* skip_reason = nullptr, std::uint32_t cpu_count = 0,
+                           std::string* skip_detail = nullptr);
 
 /// Reads a whole text trace from `in` (streamed, bounded memory). Throws InputError on bad lines or
 /// when the stream fails.

@@ -115,6 +115,59 @@ TEST(CpumaskInText, EveryFormPairsAndABadValueIsLeftOutWithCountAndFirstLine) {
   EXPECT_TRUE(warned);
 }
 
+TEST(CpumaskInText, AValueNamingACpuTheTraceDoesNotHaveIsLeftOutNamingBothReadings) {
+  // A 2-CPU trace (cpus=2): "3" as a CPU list is CPU 3, which it does not have; as a hex mask
+  // printed without leading zeros it is CPUs 0 and 1. Neither is guessed.
+  const auto r = analyse("cpus=2\n"
+                         "  a-1 [000] 1.000001000: ipi_send_cpumask: cpumask=1 callsite=f+0x1 " + kCfs + "\n"
+                         "  b-2 [001] 1.000002000: call_function_single_entry: vector=251\n"
+                         "  a-1 [000] 1.000003000: ipi_send_cpumask: cpumask=3 callsite=f+0x1 " + kCfs + "\n"
+                         "  a-1 [000] 1.000004000: ipi_send_cpumask: cpumask=0-3 callsite=f+0x1 " + kCfs + "\n"
+                         "  a-1 [000] 1.000005000: ipi_send_cpumask: cpumask=3 callsite=f+0x1 " + kCfs + "\n"
+                         "  a-1 [000] 1.000006000: ipi_send_cpumask: cpumask=00000000,00000004 callsite=f+0x1 " + kCfs + "\n");
+  const IpiAnalysis& a = r.only();
+  EXPECT_EQ(a.ipis_sent(), 1u);  // only "cpumask=1"
+  EXPECT_EQ(a.matched(), 1u);
+  EXPECT_EQ(a.cpus(), 2u);
+  EXPECT_EQ(a.targets().count(3), 0u);
+  EXPECT_EQ(a.targets().count(2), 0u);
+  EXPECT_EQ(a.event_counts().at("ipi_send_cpumask"), 5u);
+  ASSERT_EQ(r.info.warnings.size(), 2u);
+  const ReadWarning& list = r.info.warnings[0];
+  EXPECT_EQ(list.what, "ipi_send_cpumask: 'cpumask=' value read as a CPU list names a CPU the trace does not have; "
+                       "it may be a hex mask instead: ambiguous, record left out of the pairing");
+  EXPECT_EQ(list.count, 3u);  // "3", "0-3", "3"
+  EXPECT_EQ(list.first_place, "t.txt:4");
+  EXPECT_EQ(list.first_detail, "'3' as a CPU list: CPU 3; as a hex mask: CPUs 0-1; the trace has 2 CPUs (0-1)");
+  const ReadWarning& words = r.info.warnings[1];
+  EXPECT_EQ(words.count, 1u);
+  EXPECT_EQ(words.first_place, "t.txt:7");
+  EXPECT_EQ(words.first_detail, "'00000000,00000004' as hex-words: CPU 2; the trace has 2 CPUs (0-1)");
+  std::size_t found = 0;
+  for (const auto& w : a.warnings())
+    found += w == "ipi_send_cpumask: 'cpumask=' value read as a CPU list names a CPU the trace does not have; it may "
+                  "be a hex mask instead: ambiguous, record left out of the pairing: 3 record(s), first at t.txt:4 "
+                  "('cpumask=3 callsite=f+0x1 callback=generic_smp_call_function_single_interrupt+0x0'): '3' as a "
+                  "CPU list: CPU 3; as a hex mask: CPUs 0-1; the trace has 2 CPUs (0-1)";
+  EXPECT_EQ(found, 1u);
+}
+
+TEST(CpumaskInText, WithoutAHeaderTheBoundIsTheHighestCpuSoFar) {
+  // No cpus=N line: CPUs 0..3 have events before the send, so "3" is CPU 3; "0-7" names CPUs
+  // that no line has shown, "0-7" is no hex mask.
+  const auto r = analyse("  b-2 [003] 1.000000500: call_function_single_exit: vector=251\n"
+                         "  a-1 [000] 1.000001000: ipi_send_cpumask: cpumask=3 callsite=f+0x1 " + kCfs + "\n"
+                         "  b-2 [003] 1.000002000: call_function_single_entry: vector=251\n"
+                         "  a-1 [000] 1.000003000: ipi_send_cpumask: cpumask=0-7 callsite=f+0x1 " + kCfs + "\n");
+  const IpiAnalysis& a = r.only();
+  EXPECT_EQ(a.ipis_sent(), 1u);
+  EXPECT_EQ(a.matched(), 1u);
+  ASSERT_EQ(r.info.warnings.size(), 1u);
+  EXPECT_EQ(r.info.warnings[0].first_place, "t.txt:4");
+  EXPECT_EQ(r.info.warnings[0].first_detail,
+            "'0-7' as a CPU list: CPUs 0-7; not a hex mask; the trace has 4 CPUs (0-3)");
+}
+
 TEST(Conventions, Linux64QueuedCallsInIpiSendAreNotIpis) {
   // v6.4: __smp_call_single_queue traced every queued call with its function as callback; only the
   // generic-handler send is the IPI. Second call: coalesced (no send of its own).
