@@ -253,6 +253,7 @@ class Core {
   [[gnu::cold, gnu::noinline]] void observe_mark(Ps t, unsigned cpu) { obs_->on_mark(t, cpu, marks_); }
   void mark(Agent& g, Ps now);
   void begin_window(Ps now);
+  void boundary(Conservation& c) const;  // c's in-flight IPIs and pending requests, now
 
   RunConfig& cfg_;
   Observer* const obs_;  // cfg_.observer: the hooks added for timelines test this copy
@@ -297,6 +298,7 @@ class Core {
   std::uint64_t ipis_taken_window_ = 0, ops_done_window_ = 0, lost_iterations_ = 0, measured_iterations_ = 0;
   std::uint64_t raw_outstanding_ = 0;
   Conservation cons_;
+  Conservation at_start_;  // cons_ and the boundary when the window began
   RunOutput out_;
 };
 
@@ -404,14 +406,17 @@ RunOutput Core::run() {
   const Ps end = window_end_;
 
   // Conservation at the end: requests still queued (CSDs) or in flight (raw IPIs), IPIs in flight.
-  std::uint64_t queued = 0, in_flight = 0;
-  for (const Agent& g : agents_) {
-    queued += g.queue.size();
-    in_flight += g.inbound;
-  }
-  cons_.queued_at_end = queued + raw_outstanding_;
-  cons_.ipis_in_flight = in_flight;
+  boundary(cons_);
   out_.conservation = cons_;
+  // The window's own balance (vm_run.h, Counters): what crossed its start and end.
+  for (const auto& [name, n] : {std::pair<const char*, std::uint64_t>{"ipis_sent", cons_.ipis_sent - at_start_.ipis_sent},
+                                {"ipis_in_flight_at_start", at_start_.ipis_in_flight},
+                                {"ipis_in_flight_at_end", cons_.ipis_in_flight},
+                                {"requests", cons_.requests - at_start_.requests},
+                                {"requests_lost", cons_.lost_requests - at_start_.lost_requests},
+                                {"requests_pending_at_start", at_start_.queued_at_end},
+                                {"requests_pending_at_end", cons_.queued_at_end}})
+    counters_.add(counters_.id(name), n);
 
   // Resources.
   auto report = [&](const std::string& name, std::string_view kind, const sim::ResourceStats& s) {
@@ -473,8 +478,19 @@ RunOutput Core::run() {
   return std::move(out_);
 }
 
+void Core::boundary(Conservation& c) const {
+  c.queued_at_end = raw_outstanding_;
+  c.ipis_in_flight = 0;
+  for (const Agent& g : agents_) {
+    c.queued_at_end += g.queue.size();
+    c.ipis_in_flight += g.inbound;
+  }
+}
+
 void Core::begin_window(Ps now) {
   measuring_ = true;
+  at_start_ = cons_;
+  boundary(at_start_);
   window_start_ = now;
   bd_.reset();
   counters_.reset();

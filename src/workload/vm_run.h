@@ -43,7 +43,15 @@
 // (interrupts taken), deliveries (requests served: a CSD or wake entry run on its target, or a raw
 // IPI's handler — by its own interrupt, coalesced behind another, or from the idle loop), coalesced,
 // polling_skips (sched_wake_idle_without_ipi), lost, misdelivered, and the mechanism's own
-// (hypercalls, icr_writes, vm_exits, its_local ...).
+// (hypercalls, icr_writes, vm_exits, its_local ...). The window's boundary, so that both balances
+// hold exactly in every run (IPIs and requests in flight when it begins or ends are on one side only):
+//   ipis_sent + ipis_in_flight_at_start == ipis_delivered + lost + ipis_in_flight_at_end
+//   requests + requests_pending_at_start == deliveries + requests_lost + requests_pending_at_end
+// ipis_sent: intended IPIs the mechanism sent (lost ones included; not misdelivered copies); in
+// flight: sent, not yet taken (ipis_delivered counts one merged into a pending interrupt too).
+// requests: CSDs, wake entries and raw IPIs' targets, whether they got an IPI of their own,
+// coalesced behind one, were served by a polling flush or were lost; requests_lost: lost ones,
+// including CSDs withdrawn behind a lost IPI; pending: queued (CSDs) or in flight (raw IPIs).
 //
 // Resources (RunOutput::resources, per-kind sections in the report):
 //   vcpu<N>.call_single_queue  kind call_single_queue: a CSD or wake entry from llist_add until the

@@ -1,9 +1,12 @@
 // Every built-in scenario with the real workloads: it prepares, runs (few iterations), and each
 // variant used only cost keys its workload, its mechanism or the core declares (so the catalog's
-// "who reads it" is true and every used cost shows up in `ipilab list --mechanisms`).
+// "who reads it" is true and every used cost shows up in `ipilab list --mechanisms`), and its
+// counters balance exactly over the measured window (docs/json.md, "Counters that add up").
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
+#include <string>
 
 #include "scenario/catalog.h"
 #include "scenario/runner.h"
@@ -14,6 +17,26 @@
 
 namespace ipilab::scenario {
 namespace {
+
+// The window's two balances, exactly: every IPI sent (or in flight when the window began) is taken
+// (ipis_delivered counts those merged into a pending one too), lost, or still in flight at its end;
+// every request (a CSD, a wake entry, a raw IPI's target; coalesced ones included) is served
+// (deliveries), lost, or still pending at its end.
+void expect_balanced(const std::map<std::string, std::uint64_t>& c, const std::string& where) {
+  auto at = [&](const char* k) -> std::uint64_t {
+    const auto it = c.find(k);
+    if (it == c.end()) ADD_FAILURE() << where << ": no counter " << k;
+    return it == c.end() ? 0 : it->second;
+  };
+  EXPECT_EQ(at("ipis_sent") + at("ipis_in_flight_at_start"), at("ipis_delivered") + at("lost") + at("ipis_in_flight_at_end"))
+      << where << ": ipis_sent " << at("ipis_sent") << " + at start " << at("ipis_in_flight_at_start") << " vs delivered "
+      << at("ipis_delivered") << " + lost " << at("lost") << " + at end " << at("ipis_in_flight_at_end");
+  EXPECT_EQ(at("requests") + at("requests_pending_at_start"), at("deliveries") + at("requests_lost") + at("requests_pending_at_end"))
+      << where << ": requests " << at("requests") << " + at start " << at("requests_pending_at_start") << " vs deliveries "
+      << at("deliveries") << " + lost " << at("requests_lost") << " + at end " << at("requests_pending_at_end");
+  EXPECT_LE(at("coalesced") + at("polling_skips"), at("requests")) << where;  // requests that sent no IPI of their own
+  EXPECT_LE(at("lost"), at("requests_lost")) << where;  // a lost IPI loses its request (and those queued behind it)
+}
 
 TEST(BuiltinScenarios, RunAndUseOnlyDeclaredCosts) {
   const auto list = list_builtin();
@@ -36,6 +59,7 @@ TEST(BuiltinScenarios, RunAndUseOnlyDeclaredCosts) {
         EXPECT_TRUE(declared.count(c.at("key").get<std::string>()))
             << b.name << " / " << r.variants[i].name << " used undeclared " << c.at("key");
       for (const auto& n : r.variants[i].result.notes) EXPECT_EQ(n.find("MODEL ERROR"), std::string::npos) << b.name << ": " << n;
+      expect_balanced(r.variants[i].result.counters, b.name + " / " + r.variants[i].name);
     }
   }
 }

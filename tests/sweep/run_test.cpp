@@ -131,7 +131,9 @@ TEST(SweepRun, SmallSweepGivesTheModelsValuesAndIdenticalOutputsForAnyWorkerCoun
 
   const std::string head = one.csv.substr(0, one.csv.find('\n'));
   EXPECT_EQ(head, "point,sockets,placement,its,status,metric,unit,mean,p50,p99,change_pct,baseline,coalesced,deliveries,"
-                  "hypercalls,ipis_delivered,its_local,its_remote,lost,misdelivered,native_fallbacks,polling_skips,sends,"
+                  "hypercalls,ipis_delivered,ipis_in_flight_at_end,ipis_in_flight_at_start,ipis_sent,its_local,its_remote,"
+                  "lost,misdelivered,native_fallbacks,polling_skips,requests,requests_lost,requests_pending_at_end,"
+                  "requests_pending_at_start,sends,"
                   "sgir_writes,vm_exits,events,seed,error");
   EXPECT_THAT(one.csv, HasSubstr("\n4,2,socket:3,pre-seed,skipped,,,,,,,4,,,,,,,,,,,"));
   EXPECT_THAT(one.out, HasSubstr("2 points: a 2-socket host has no socket 3"));
