@@ -80,6 +80,8 @@ TEST(KvmBench, CpuidExitDrawsTheMeasuredSampleOncePerSample) {
   const RunResult r = bench("case = \"cpuid-exit\"\nbatch = 1000", false);
   EXPECT_NEAR(mean_of(r, "sample"), 1.0 + 400, 1e-6);  // read / 1000 + one exit
   EXPECT_EQ(r.metrics.front().summary.count, 400u);  // one sample per iteration of the run
+  EXPECT_EQ(r.counters.at("vm_exits"), 400u * 1000u);  // one CPUID exit per loop iteration of a sample
+  EXPECT_EQ(bench("case = \"cpuid-exit\"", false, 250).counters.at("vm_exits"), 250u);
 }
 
 TEST(KvmBench, KvmPvWithAMaskIsOneHypercallWithOneTargetIsAnIcrWrite) {
