@@ -313,8 +313,16 @@ std::optional<double> observed_value(const workload::RunResult& r, const Expecta
     if (e.stat == "max") return s.max;
     return std::nullopt;
   }
-  if (e.stat == "mean")
-    if (auto it = r.counters.find(e.key); it != r.counters.end()) return static_cast<double>(it->second);
+  if (e.stat != "mean") return std::nullopt;
+  if (auto it = r.counters.find(e.key); it != r.counters.end()) return static_cast<double>(it->second);
+  // A counter of a family (`hypercalls.<name>`) is only reported when non-zero: when the family is
+  // there (its total, or another member), an absent member counted nothing. Anything else is unknown.
+  const auto dot = e.key.find('.');
+  if (dot == std::string::npos || dot == 0) return std::nullopt;
+  const std::string family = e.key.substr(0, dot);
+  const std::string prefix = family + '.';
+  if (r.counters.count(family)) return 0.0;
+  if (auto it = r.counters.lower_bound(prefix); it != r.counters.end() && it->first.starts_with(prefix)) return 0.0;
   return std::nullopt;
 }
 

@@ -111,7 +111,9 @@ using ProgressFn = std::function<void(const std::string&, const std::string&, st
 /// counter the workload did not report -> InputError at the expectation's place.
 ScenarioResult run(const PreparedScenario& p, const ProgressFn& progress = {});
 
-/// The value an expectation compares: metric `key`'s `stat`, else counter `key`. nullopt if neither.
+/// The value an expectation compares: metric `key`'s `stat`, else counter `key`; 0 for an absent
+/// counter `family.name` whose family is reported (counter `family` or another `family.*`: members
+/// are only reported when non-zero). nullopt if none of these.
 std::optional<double> observed_value(const workload::RunResult& r, const Expectation& e);
 
 }  // namespace ipilab::scenario

@@ -606,6 +606,50 @@ TEST_F(ScenarioTest, Check_Fail_ThrowsCheckFailedAfterOutput_OnlyWithFlag) {
   EXPECT_EQ(j["variants"][1]["check"][0]["actual"], 660.0);
 }
 
+// Family members (`hypercalls.<name>`) are reported only when non-zero: with the family present, an
+// absent member is 0 (a check on it can fail, exit 1); without any trace of the family it is unknown.
+TEST(ObservedValue, AbsentMemberOfAReportedFamilyIsZero_UnknownNamesAreNot) {
+  workload::RunResult r;
+  r.counters = {{"hypercalls", 50}, {"hypercalls.HvCallSendSyntheticClusterIpi", 50}, {"sends", 50}};
+  Expectation e;
+  e.key = "hypercalls.HvCallSendSyntheticClusterIpiEx";
+  EXPECT_EQ(observed_value(r, e), std::optional<double>(0.0));
+  e.key = "hypercalls.HvCallSendSyntheticClusterIpi";
+  EXPECT_EQ(observed_value(r, e), std::optional<double>(50.0));
+  r.counters.erase("hypercalls");  // another member alone says the family is reported
+  e.key = "hypercalls.HvCallSendSyntheticClusterIpiEx";
+  EXPECT_EQ(observed_value(r, e), std::optional<double>(0.0));
+  r.counters = {{"hypercalls", 0}, {"sends", 50}};  // the family total alone, zero
+  EXPECT_EQ(observed_value(r, e), std::optional<double>(0.0));
+  for (const char* unknown : {"hypercals.HvCallSendSyntheticClusterIpiEx", "sendz", "vmexits.cpuid", ".sends", "hypercalls_x"}) {
+    e.key = unknown;
+    EXPECT_EQ(observed_value(r, e), std::nullopt) << unknown;
+  }
+  e.key = "hypercalls.HvCallSendSyntheticClusterIpiEx";
+  e.stat = "p99";  // a stat is for metrics only
+  EXPECT_EQ(observed_value(r, e), std::nullopt);
+}
+
+TEST_F(ScenarioTest, Check_AbsentFamilyMember_FailsTheCheck_TypoIsBadInput) {
+  // The fake workload reports hypercalls and hypercalls.HvCallSendSyntheticClusterIpiEx (50 each).
+  std::string text = kBase;
+  text.insert(text.find("[host]"), "[scenario.expect.base]\n\"hypercalls.HvCallSendSyntheticClusterIpi\" = 50\n");
+  const std::string path = write("fam.toml", text);
+  std::ostringstream out, err;
+  try {
+    run_command({.scenarios = {path}, .check = true}, out, err, fake_lookup);
+    ADD_FAILURE() << "no CheckFailed";
+  } catch (const CheckFailed& e) {
+    EXPECT_NE(std::string(e.what()).find("hypercalls.HvCallSendSyntheticClusterIpi = 0 vs expected 50"), std::string::npos)
+        << e.what();
+  }
+  std::string typo = kBase;
+  typo.insert(typo.find("[host]"), "[scenario.expect.base]\n\"hypercals.HvCallSendSyntheticClusterIpi\" = 50\n");
+  const std::string msg = input_error([&] { run_text(typo); });
+  EXPECT_NE(msg.find("variant 'base' reports no metric or counter 'hypercals.HvCallSendSyntheticClusterIpi'"), std::string::npos)
+      << msg;
+}
+
 TEST_F(ScenarioTest, Check_ExpectationOnUnreportedMetric_IsBadInput) {
   std::string text = kBase;
   text.insert(text.find("[host]"), "[scenario.expect.base]\nlatnecy = 1\n");
