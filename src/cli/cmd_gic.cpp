@@ -475,10 +475,7 @@ void add_gic_command(CLI::App& root) {
   auto d = std::make_shared<DecodeArgs>();
   auto* dec = gic->add_subcommand(
       "decode",
-      "Decode a 32-byte GICv4.1 ITS command (SYNC, VMAPP, VMOVP, VSGI, VSYNC, VINVALL, INVDB) or a GITS_SGIR value.\n"
-      "Every field is listed with its bit range (DWn[hi:lo]). In an ITS command, reserved bits set, unknown\n"
-      "opcodes and wrong lengths are errors (exit 2) that name the byte; in a GITS_SGIR value (a single\n"
-      "number of up to 16 hex digits), RES0 bits set are shown, not rejected: the hardware ignores them.");
+      "Decode a 32-byte GICv4.1 ITS command (SYNC, VMAPP, VMOVP, VSGI, VSYNC, VINVALL, INVDB) or a GITS_SGIR value");
   dec->add_option("HEX", d->hex,
                   "the command as 32 bytes in memory order (spaces, ':' or ',' between bytes are fine), or four\n"
                   "64-bit doublewords DW0..DW3 each written 0x..., or one 64-bit GITS_SGIR value")
@@ -486,7 +483,11 @@ void add_gic_command(CLI::App& root) {
   dec->add_flag("--sgir", d->sgir, "read HEX as a GITS_SGIR value (automatic for a single value of up to 16 digits)");
   dec->add_flag("--dwords", d->dwords, "read HEX as four 64-bit doublewords DW0 DW1 DW2 DW3");
   dec->add_flag("--json", d->json, "print an object: command, opcode, dwords, bytes, fields {name: value}, layout");
-  dec->footer(R"(Examples:
+  dec->footer(R"(Every field is listed with its bit range (DWn[hi:lo]). In an ITS command, reserved bits set, unknown
+opcodes and wrong lengths are errors (exit 2) that name the byte; in a GITS_SGIR value (a single
+number of up to 16 hex digits), RES0 bits set are shown, not rejected: the hardware ignores them.
+
+Examples:
   ipilab gic decode 23 05 a0 00 05 00 00 00 00 00 00 00 34 12 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
       -> VSGI: Enable 1, Group 1, Priority 0xa0, vINTID 5, vPEID 0x1234
   ipilab gic decode 0x0000000500a00523 0x0000123400000000 0x0 0x0        (the same, as DW0..DW3)
@@ -498,12 +499,14 @@ void add_gic_command(CLI::App& root) {
   auto e = std::make_shared<EncodeArgs>();
   auto* enc = gic->add_subcommand(
       "encode",
-      "Encode an ITS command or a GITS_SGIR value from NAME=VALUE fields (names as 'gic decode' prints them,\n"
-      "any case; missing fields are 0; values decimal or 0x-hex; addresses and Priority in their full units).");
+      "Encode an ITS command or a GITS_SGIR value from NAME=VALUE fields (names as 'gic decode' prints them)");
   enc->add_option("COMMAND", e->command, "sgir, sync, vsync, vmapp, vmovp, vsgi, invdb or vinvall")->required();
   enc->add_option("FIELDS", e->fields, "NAME=VALUE pairs, e.g. vPEID=0x1234 vINTID=5");
   enc->add_flag("--json", e->json, "print the same object as 'gic decode --json'");
-  enc->footer(R"(Examples:
+  enc->footer(R"(Field names are matched in any case; missing fields are 0; values are decimal or 0x-hex; addresses
+and Priority are given in their full units.
+
+Examples:
   ipilab gic encode vsgi vPEID=0x1234 vINTID=5 Priority=0xa0 Enable=1 Group=1
   ipilab gic encode vmapp vPEID=3 RDbase=33 V=1 Alloc=1 VPT_size=15 VPT_addr=0x80030000 Default_DB=8195
   ipilab gic encode sgir vPEID=0x1234 vINTID=5
@@ -513,17 +516,19 @@ void add_gic_command(CLI::App& root) {
   auto i = std::make_shared<ItsArgs>();
   auto* its = gic->add_subcommand(
       "its",
-      "Run an ITS script: register writes (GITS_CTLR, GITS_CBASER, GITS_CWRITER, GITS_BASER<n>, GITS_SGIR,\n"
-      "GICR_VPROPBASER / GICR_VPENDBASER per redistributor), guest-memory writes, ITS commands and Linux host-driver\n"
-      "calls (map / move / unmap a vPE, VSGI, INVDB, GITS_SGIR, completion waits), printing after each step the ITS\n"
-      "state: CREADR, CWRITER, errors, vPE mappings, pending vSGIs, and the vPE-table registers when they change.");
+      "Run an ITS script (register writes, ITS commands, Linux host-driver calls), printing the ITS state per step");
   its->add_option("SCRIPT", i->script,
                   "a script file, or the name of a shipped example (docs/examples/its/NAME.its):\n"
                   "disable-reenable, wrap-wait, vpe-move, vpe-tables")
       ->required();
   its->add_flag("--json", i->json, "print every step with its full state as JSON (contract: docs/gic-its.md)");
   its->add_flag("--quiet", i->quiet, "text output: print the state only after the bring-up, events after every step");
-  its->footer(R"(The script format is documented in docs/gic-its.md. A script starts with a system line, e.g.
+  its->footer(R"(A script holds register writes (GITS_CTLR, GITS_CBASER, GITS_CWRITER, GITS_BASER<n>, GITS_SGIR,
+GICR_VPROPBASER / GICR_VPENDBASER per redistributor), guest-memory writes, ITS commands and Linux host-driver
+calls (map / move / unmap a vPE, VSGI, INVDB, GITS_SGIR, completion waits). After each step it prints the ITS
+state: CREADR, CWRITER, errors, vPE mappings, pending vSGIs, and the vPE-table registers when they change.
+
+The script format is documented in docs/gic-its.md. A script starts with a system line, e.g.
   system sockets=2 cpus_per_socket=2 common_lpi_aff=2
 then one statement per line ('#' comments): write, mem, push, run, mode, driver, linux ..., expect ...
 A Linux bring-up (boot=linux, the default) programs GITS_BASER2, GITS_CBASER, GITS_CTLR and every

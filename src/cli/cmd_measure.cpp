@@ -342,8 +342,8 @@ void refuse_parent_options(const CLI::App* parent, const char* sub) {
 
 void add_measure_command(CLI::App& root) {
   auto* cmd = root.add_subcommand("measure", "Measure IPI round trips in a real KVM guest and core-to-core latency");
-  cmd->description(kMeasureHelp);
-  cmd->footer(kAllHelp);
+  // The one-line summary above is what 'ipilab --help' lists; the long text is this command's own help.
+  cmd->footer(std::string(kMeasureHelp) + "\n\n" + kAllHelp);
   cmd->require_subcommand(0, 1);
   auto kvm_o = std::make_shared<Opts>();
   auto c2c_o = std::make_shared<Opts>();

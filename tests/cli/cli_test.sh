@@ -82,6 +82,17 @@ refused_exactly "ipilab sweep" "--variant is not an option of 'ipilab sweep': it
 "$ipilab" run --help >/dev/null 2>"$tmp/err" || fail "run --help exited $?"
 [ -s "$tmp/err" ] && fail "run --help wrote to stderr: $(cat "$tmp/err")"
 
+# In every list of subcommands ('ipilab --help', 'ipilab hv --help', ...) each command is one line:
+# its summary; the long text is the command's own --help.
+for cmd in "" $("$ipilab" --help | sed -n '/^Subcommands:/,/^$/s/^  \([a-z0-9-]*\) .*/\1/p'); do
+  help=$("$ipilab" $cmd --help) || fail "ipilab $cmd --help exited $?"
+  list=$(sed -n '/^Subcommands:/,/^$/p' <<<"$help" | sed '1d;/^$/d')
+  [ -n "$cmd" ] || [ "$(wc -l <<<"$list")" -ge 9 ] || fail "ipilab --help lists $(wc -l <<<"$list") commands"
+  bad=$(grep -vE '^  [a-z0-9-]+ {2,}[^ ]' <<<"$list")
+  [ -z "$list" ] || [ -z "$bad" ] || fail "ipilab $cmd --help: a subcommand's summary is not one line: $bad"
+done
+grep -qF "ipilab measure all   both; a bare" <<<"$("$ipilab" measure --help)" || fail "measure --help lost its long text"
+
 # list --profiles: every shipped profile, by file name, with its own [profile] name; JSON too.
 out=$("$ipilab" list --profiles) || fail "list --profiles exited $?"
 for f in "$src"/profiles/*.toml; do
