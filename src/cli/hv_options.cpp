@@ -18,8 +18,8 @@ void add_call_options(CLI::App& cmd, hv::tool::CallOptions& o) {
   auto* repc = cmd.add_option("--rep-count", o.rep_count, "rep count (decimal)");
   auto* reps = cmd.add_option("--rep-start", o.rep_start, "rep start index (decimal)");
   for (auto* opt : {call, fast, varhead, repc, reps}) control->excludes(opt);
-  cmd.add_option("--rdx", o.rdx, "RDX, hex (slow: input GPA, default --input-gpa; fast: input bytes 0-7)");
-  cmd.add_option("--r8", o.r8, "R8, hex (slow: output GPA; fast: input bytes 8-15)");
+  cmd.add_option("--rdx", o.rdx, "RDX, hex: a fast call's input bytes 0-7 (with --fast; a slow call's RDX is --input-gpa; any with --control)");
+  cmd.add_option("--r8", o.r8, "R8, hex: a fast call's input bytes 8-15 (with --fast; the output GPA with --control)");
   for (int i = 0; i < 6; ++i)
     cmd.add_option(fmt::format("--xmm{}", i), o.xmm[static_cast<std::size_t>(i)],
                    fmt::format("XMM{} as LO:HI (hex QWORDs; LO alone means HI = 0)", i));

@@ -170,6 +170,28 @@ CallRequest build_request(const CallOptions& o) {
   }
   const bool fast_call = (r.regs.rcx & HV_HYPERCALL_FAST_BIT) != 0;
 
+  // In the --call form the options of the other form are a mistake, not a request: a slow call
+  // reads its input from guest memory (RDX = input GPA, R8 = output GPA; TLFS "Hypercall Inputs"),
+  // a fast one from RDX/R8/XMM. Taking `--rdx fe` as a GPA would read a zero page and report a bad
+  // vector. (--control is the raw form: the registers are taken as given, whatever the fast bit.)
+  if (o.control.empty()) {
+    if (!fast_call) {
+      std::string regs;
+      if (!o.rdx.empty()) regs = "--rdx";
+      if (!o.r8.empty()) regs += regs.empty() ? "--r8" : ", --r8";
+      for (std::size_t i = 0; i < 6; ++i)
+        if (!o.xmm[i].empty()) regs += fmt::format("{}--xmm{}", regs.empty() ? "" : ", ", i);
+      if (!regs.empty())
+        throw InputError(regs, "register input is for a fast call: add --fast (without it this is a slow call, "
+                               "which reads its input from guest memory: --input or --input-qwords at "
+                               "--input-gpa, and RDX is that GPA)");
+    } else if (!o.input.empty() || !o.input_qwords.empty()) {
+      throw InputError(o.input.empty() ? "--input-qwords" : "--input",
+                       "an input page is for a slow (memory) call, but --fast makes this a fast call, which "
+                       "takes its input in RDX/R8 (and XMM): drop --fast, or give the input as --rdx/--r8/--xmmN");
+    }
+  }
+
   // Guest memory and input.
   const std::uint64_t mem_size = parse_hex_u64(o.memory_size, "--memory-size");
   if (mem_size > kMaxMemoryBytes)

@@ -122,7 +122,7 @@ TEST(CliHvCall, ValidationCasesMatchTheLibrary) {
       {{"--call", "send-ipi-ex", "--varhead", "1", "--input-qwords", "fe,2,2,2"}, "HV_STATUS_SUCCESS", {65}},
       {{"--call", "send-ipi-ex", "--fast", "--varhead", "12", "--rdx", "fe", "--xmm0", "fff:0"},
        "HV_STATUS_INVALID_HYPERCALL_INPUT", {}},
-      {{"--call", "send-ipi-ex", "--varhead", "1", "--rdx", "fff0"},
+      {{"--call", "send-ipi-ex", "--varhead", "1", "--input-gpa", "fff0"},
        "HV_STATUS_INVALID_HYPERCALL_INPUT", {}},  // 8 of the 24 header bytes are outside the 64 KiB memory
       {{"--call", "send-ipi", "--input-qwords", "fe,4", "--no-lapic"}, "HV_STATUS_INVALID_HYPERCALL_INPUT", {}},
       {{"--call", "send-ipi", "--input-qwords", "fe,5", "--apic-disabled", "0"}, "HV_STATUS_SUCCESS", {2}},
@@ -168,7 +168,7 @@ TEST(CliHvCall, BadArgumentsNameTheOption) {
     }
     return "no error";
   };
-  EXPECT_EQ(place_of({"--call", "send-ipi", "--rdx", "zz"}), "--rdx");
+  EXPECT_EQ(place_of({"--call", "send-ipi", "--fast", "--rdx", "zz"}), "--rdx");
   EXPECT_EQ(place_of({"--vps", "0,4096", "--call", "send-ipi"}), "--vps");
   EXPECT_EQ(place_of({"--vcpus", "0", "--call", "send-ipi"}), "--vcpus");
   EXPECT_EQ(place_of({"--vcpus", "2", "--sender", "2", "--call", "send-ipi"}), "--sender");
@@ -179,10 +179,39 @@ TEST(CliHvCall, BadArgumentsNameTheOption) {
   EXPECT_EQ(place_of({"--call", "send-ipi", "--input-qwords", "fe,4", "--input-gpa", "10000"}), "--input-qwords");
   EXPECT_EQ(place_of({"--call", "send-ipi", "--memory-size", "100000000"}), "--memory-size");
   EXPECT_EQ(place_of({"--call", "send-ipi", "--apic-disabled", "9"}), "--apic-disabled");
-  EXPECT_EQ(place_of({"--call", "send-ipi", "--xmm3", "1:zz"}), "--xmm3");
+  EXPECT_EQ(place_of({"--call", "send-ipi", "--fast", "--xmm3", "1:zz"}), "--xmm3");
   EXPECT_THROW(run_call_args({"--call", "send-ipi", "--flavor", "hyperv"}), CLI::ParseError);
   EXPECT_THROW(run_call_args({"--control", "b", "--call", "send-ipi"}), CLI::ParseError);
   EXPECT_THROW(run_call_args({"--vps", "0,x"}), CLI::ParseError);
+}
+
+// `--rdx fe --r8 0x20` without --fast used to run as a slow call reading a zero page at GPA 0xfe
+// ("vector outside 0x10..0xFF"): the options of the other form are refused, naming them and --fast.
+TEST(CliHvCall, RegistersWithoutFastAndAnInputPageWithFastAreRefused) {
+  auto error_of = [](std::vector<std::string> args) -> std::string {
+    try {
+      run_call_args(args);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const std::string slow_regs =
+      "register input is for a fast call: add --fast (without it this is a slow call, which reads its input from "
+      "guest memory: --input or --input-qwords at --input-gpa, and RDX is that GPA)";
+  EXPECT_EQ(error_of({"--vps", "5,5,7", "--call", "send-ipi", "--rdx", "fb", "--r8", "20"}),
+            "--rdx, --r8: " + slow_regs);
+  EXPECT_EQ(error_of({"--call", "send-ipi", "--r8", "20"}), "--r8: " + slow_regs);
+  EXPECT_EQ(error_of({"--call", "send-ipi-ex", "--varhead", "1", "--xmm0", "1:4"}), "--xmm0: " + slow_regs);
+  EXPECT_EQ(error_of({"--call", "send-ipi", "--fast", "--input-qwords", "fe,4"}),
+            "--input-qwords: an input page is for a slow (memory) call, but --fast makes this a fast call, which "
+            "takes its input in RDX/R8 (and XMM): drop --fast, or give the input as --rdx/--r8/--xmmN");
+  EXPECT_EQ(error_of({"--call", "send-ipi", "--fast", "--input", "fe 00"}).substr(0, 9), "--input: ");
+  // With --fast the same registers run: VP 5 (vCPUs 0 and 1) gets 0xfb.
+  const auto j = run_call_args({"--vps", "5,5,7", "--call", "send-ipi", "--fast", "--rdx", "fb", "--r8", "20"}).json;
+  EXPECT_EQ(j["status"], "HV_STATUS_SUCCESS");
+  // --control is the raw form: a slow control word with RDX = GPA and R8 as given still runs.
+  EXPECT_EQ(error_of({"--control", "0xb", "--rdx", "1000", "--r8", "0", "--input-qwords", "fe,4"}), "no error");
 }
 
 TEST(CliHvCall, SlowCallRdxDefaultsToTheInputGpaFastCallToZero) {
