@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -83,13 +84,20 @@ TEST_F(GicCli, EncodeMatchesDecode) {
 
 // --- ipilab gic its ---
 
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::filesystem::path p = std::filesystem::temp_directory_path() / name;
-  FILE* f = std::fopen(p.c_str(), "w");
-  std::fputs(text.c_str(), f);
-  std::fclose(f);
-  return p.string();
-}
+// A script file in the temporary folder, named for this process (tests run side by side), removed
+// when the test ends however it ends.
+struct TempFile {
+  std::string path;
+  TempFile(const std::string& name, const std::string& text)
+      : path((std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "-" + name)).string()) {
+    FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  }
+  ~TempFile() { std::remove(path.c_str()); }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+};
 
 TEST_F(GicCli, Its_ShippedExampleByName_FromAnotherDirectory_Exit0) {
   const CliRun r = run("gic its vpe-move --quiet");  // popen runs in the test's working directory
@@ -122,7 +130,8 @@ TEST_F(GicCli, Its_Json_WaitFieldsAndState) {
 }
 
 TEST_F(GicCli, Its_BadScript_Exit2_FileLineReason) {
-  const std::string path = write_temp("ipilab_bad.its", "system sockets=1 cpus_per_socket=2\n\nwrite its0 GITS_CTLR Enable=1\n");
+  const TempFile script("ipilab_bad.its", "system sockets=1 cpus_per_socket=2\n\nwrite its0 GITS_CTLR Enable=1\n");
+  const std::string& path = script.path;
   const CliRun r = run("gic its " + path);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find(path + ":3: write GITS_CTLR: unknown key 'enable'"), std::string::npos) << r.out;
@@ -131,8 +140,9 @@ TEST_F(GicCli, Its_BadScript_Exit2_FileLineReason) {
 }
 
 TEST_F(GicCli, Its_FailedExpect_Exit1_AfterPrinting) {
-  const std::string path =
-      write_temp("ipilab_expect.its", "system sockets=1 cpus_per_socket=2\nlinux map vpe=1 cpu=0\nexpect its0 creadr=0x40\n");
+  const TempFile script("ipilab_expect.its",
+                        "system sockets=1 cpus_per_socket=2\nlinux map vpe=1 cpu=0\nexpect its0 creadr=0x40\n");
+  const std::string& path = script.path;
   const CliRun r = run("gic its " + path);
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("expect   FAILED its0 creadr: expected 0x40, got 0x80"), std::string::npos) << r.out;

@@ -75,9 +75,22 @@ struct Outputs {
   std::string out, err, csv, json;
 };
 
+// A folder in the temporary folder, removed with what it holds when this goes out of scope, also
+// when the test throws or an assertion returns early.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / name) { fs::create_directories(path); }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
 Outputs run_sweep(const std::string& spec, unsigned jobs, scenario::WorkloadLookup lookup, const std::atomic<bool>* stop = nullptr) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("ipilab-sweep-test-{}-{}", ::getpid(), jobs);
-  fs::create_directories(dir);
+  const TempDir tmp(fmt::format("ipilab-sweep-test-{}-{}", ::getpid(), jobs));
+  const fs::path& dir = tmp.path;
   SweepOptions o;
   o.spec = spec;
   o.jobs = jobs;
@@ -92,7 +105,6 @@ Outputs run_sweep(const std::string& spec, unsigned jobs, scenario::WorkloadLook
   r.err = err.str();
   if (fs::exists(o.csv)) r.csv = read_text_file(o.csv);
   if (fs::exists(o.json)) r.json = read_text_file(o.json);
-  fs::remove_all(dir);
   return r;
 }
 
@@ -157,12 +169,11 @@ TEST(SweepRun, APointRunAloneGivesWhatItGaveInTheSweep) {
 
 TEST(SweepRun, AFailingPointIsReportedAndTheOthersRun) {
   Lookup l;
-  const fs::path dir = fs::temp_directory_path() / fmt::format("ipilab-sweep-fail-{}", ::getpid());
-  fs::create_directories(dir);
+  const TempDir tmp(fmt::format("ipilab-sweep-fail-{}", ::getpid()));
+  const fs::path& dir = tmp.path;
   write_file_atomically(dir / "f.toml", "[sweep]\nscenario = \"seed003-ipi-hw\"\niterations = 100\n"
                                         "[[axis]]\nname = \"sgi\"\nkey = \"workload.sgi\"\nvalues = [1, 13, 2]\n");
   const Outputs r = run_sweep((dir / "f.toml").string(), 2, l.get());
-  fs::remove_all(dir);
   EXPECT_EQ(r.rc, 1);
   const auto j = nlohmann::json::parse(r.json);
   EXPECT_EQ(j["points"][0]["status"], "ok");
