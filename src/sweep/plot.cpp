@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -49,8 +50,21 @@ std::string safe_name(std::string s) {
   return s;
 }
 
+// "name (unit)", naming the axis once: a unit equal to the name is left out, and a unit that starts
+// with the name ("vCPUs; target = last vCPU" on the axis vCPUs) keeps only what it adds
+// ("vCPUs (target = last vCPU)").
 std::string axis_label(const Axis& a) {
-  return a.unit.empty() || a.unit == a.name ? a.name : fmt::format("{} ({})", a.name, a.unit);
+  std::string_view unit = a.unit;
+  if (unit.size() >= a.name.size() && std::equal(a.name.begin(), a.name.end(), unit.begin(), [](char x, char y) {
+        return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+      })) {
+    const std::string_view rest = unit.substr(a.name.size());
+    if (rest.empty() || !std::isalnum(static_cast<unsigned char>(rest.front()))) {
+      unit = rest;
+      unit.remove_prefix(std::min(unit.size(), unit.find_first_not_of(" \t;,:-")));
+    }
+  }
+  return unit.empty() ? a.name : fmt::format("{} ({})", a.name, unit);
 }
 
 std::string value_label(const SweepRun& r, const std::string& what) {

@@ -351,5 +351,34 @@ TEST(SweepPlot, LineAndHeatmapScriptsCarryTheValuesUnitsAndGaps) {
   EXPECT_THAT(hs.script + ls.script, ::testing::Not(HasSubstr("datafile missing")));
 }
 
+// Axis labels name the axis once ("vCPUs (vCPUs; target = last vCPU)" was the built-in its-local-gain's).
+TEST(SweepPlot, AxisLabelNamesTheAxisOnce) {
+  Spec spec = load_spec(kData + "small.toml");
+  SweepRun run;
+  run.spec = &spec;
+  run.points = expand(spec, 1);
+  run.results.resize(run.points.size());
+  PlotSpec line;
+  line.x = 1;  // placement
+  line.second = 0;
+  line.value = "mean";
+  auto xlabel = [&](const std::string& unit) {
+    spec.axes[1].unit = unit;
+    const std::string s = plot_script(run, line, "d.txt", "o.svg", false).script;
+    const auto b = s.find("set xlabel ");
+    return b == std::string::npos ? s : s.substr(b, s.find('\n', b) - b);
+  };
+  EXPECT_EQ(xlabel(""), "set xlabel 'placement' noenhanced");
+  EXPECT_EQ(xlabel("placement"), "set xlabel 'placement' noenhanced");
+  EXPECT_EQ(xlabel("Placement; socket of vCPU 0"), "set xlabel 'placement (socket of vCPU 0)' noenhanced");
+  EXPECT_EQ(xlabel("socket of vCPU 0"), "set xlabel 'placement (socket of vCPU 0)' noenhanced");
+  EXPECT_EQ(xlabel("placements"), "set xlabel 'placement (placements)' noenhanced");  // another word
+  // The built-in its-local-gain's vCPUs axis, on this plot.
+  const Spec its = load_spec(std::string(IPILAB_SOURCE_DIR) + "/scenarios/sweeps/its-local-gain.toml");
+  ASSERT_EQ(its.axes[1].name, "vCPUs");
+  spec.axes[1].name = its.axes[1].name;
+  EXPECT_EQ(xlabel(its.axes[1].unit), "set xlabel 'vCPUs (target = last vCPU)' noenhanced");
+}
+
 }  // namespace
 }  // namespace ipilab::sweep
