@@ -322,8 +322,9 @@ void print_its_text(const ItsScriptResult& res, bool quiet) {
     if (!quiet || r.kind == "system") print_state_text(r, prev, r.kind == "system");
     prev = &r;
   }
-  fmt::print("{} step{}, {} expectation{} checked, {} failed\n", res.steps.size() - 1, res.steps.size() == 2 ? "" : "s",
-             res.expectations, res.expectations == 1 ? "" : "s", res.expectations_failed);
+  // steps[0] is the `system` bring-up (printed first above, steps[0] in --json): named, not counted.
+  fmt::print("bring-up + {} step{}, {} expectation{} checked, {} failed\n", res.steps.size() - 1,
+             res.steps.size() == 2 ? "" : "s", res.expectations, res.expectations == 1 ? "" : "s", res.expectations_failed);
 }
 
 ordered_json wait_json(const NamedWait& n) {

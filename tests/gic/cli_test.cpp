@@ -104,7 +104,24 @@ TEST_F(GicCli, Its_ShippedExampleByName_FromAnotherDirectory_Exit0) {
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("refused  vPE 0x1 is mapped on no ITS (vmapp_count = 0)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("error    ITS 1: VMOVP at 0x00e0: vPE 0x1 is not mapped on this ITS [unmapped_vpe]"), std::string::npos);
-  EXPECT_NE(r.out.find("29 steps, 27 expectations checked, 0 failed"), std::string::npos);
+  EXPECT_NE(r.out.find("bring-up + 29 steps, 27 expectations checked, 0 failed"), std::string::npos);
+}
+
+// The text's count and --json's entries agree: the text counts the script's steps after the
+// `system` bring-up, which --json lists as steps[0] (kind "system") and the text prints first.
+TEST_F(GicCli, Its_TextStepCount_IsJsonStepsWithoutTheBringUp) {
+  const CliRun t = run("gic its disable-reenable");
+  const CliRun j = run("gic its disable-reenable --json");
+  ASSERT_EQ(j.status, t.status) << t.out;
+  const auto doc = nlohmann::json::parse(j.out);
+  const auto& steps = doc["steps"];
+  ASSERT_EQ(steps.size(), 20u);
+  EXPECT_EQ(steps[0]["kind"], "system");
+  for (std::size_t i = 1; i < steps.size(); ++i) EXPECT_NE(steps[i]["kind"], "system") << i;
+  EXPECT_NE(t.out.find("\nbring-up + 19 steps, "), std::string::npos) << t.out;
+  std::size_t blocks = 0;  // every entry is printed as a "[line N] ..." block, the bring-up included
+  for (std::size_t p = t.out.find("[line "); p != std::string::npos; p = t.out.find("[line ", p + 1)) ++blocks;
+  EXPECT_EQ(blocks, steps.size());
 }
 
 TEST_F(GicCli, Its_Json_WaitFieldsAndState) {
