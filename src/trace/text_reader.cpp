@@ -200,6 +200,9 @@ void TextTraceParser::warn(std::string_view what, std::string_view value, std::s
 }
 
 std::uint32_t TextTraceParser::cpu_bound() const {
+  // Without a header the CPU count is unknown: a target beyond every CPU seen so far may simply not
+  // have logged an event yet, so nothing is checked then (0).
+  if (cpus_ == 0) return 0;
   return std::max(cpus_, any_cpu_ ? max_cpu_ + 1 : 0u);
 }
 
