@@ -2,7 +2,6 @@
 #include "hv/oracle.h"
 
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <string>
 
@@ -17,26 +16,32 @@ constexpr unsigned kNoCpu = ~0u;
 
 namespace {
 
-OracleReport judge(const SendResult& send, const std::map<unsigned, unsigned>& hypercall_hits,
-                   std::vector<std::uint32_t> unmapped_vps) {
+/// `hits`: one entry per delivery (hypercall deliveries mapped to guest CPUs), any order. Sorted here,
+/// so each CPU's run of entries is its delivery count (the ascending CPU order a map would give).
+OracleReport judge(const SendResult& send, std::vector<unsigned> hits, std::vector<std::uint32_t> unmapped_vps) {
   OracleReport r;
   r.intended = send.intended_cpus;
   std::sort(r.intended.begin(), r.intended.end());
   r.intended.erase(std::unique(r.intended.begin(), r.intended.end()), r.intended.end());
-  std::map<unsigned, unsigned> hits = hypercall_hits;  // CPU -> deliveries
-  if (send.native) {
-    for (unsigned cpu : send.native->cpus) ++hits[cpu];
-  }
+  if (send.native) hits.insert(hits.end(), send.native->cpus.begin(), send.native->cpus.end());
+  std::sort(hits.begin(), hits.end());
   std::sort(unmapped_vps.begin(), unmapped_vps.end());
   unmapped_vps.erase(std::unique(unmapped_vps.begin(), unmapped_vps.end()), unmapped_vps.end());
   r.unmapped_vps = std::move(unmapped_vps);
-  for (const auto& [cpu, n] : hits) {
+  for (std::size_t i = 0; i < hits.size();) {
+    const unsigned cpu = hits[i];
+    std::size_t j = i + 1;
+    while (j < hits.size() && hits[j] == cpu) ++j;
     r.delivered.push_back(cpu);
-    if (n > 1) r.duplicated.push_back(cpu);
+    if (j - i > 1) r.duplicated.push_back(cpu);
     if (!std::binary_search(r.intended.begin(), r.intended.end(), cpu)) r.extra.push_back(cpu);
+    i = j;
   }
+  // Both ascending: an intended CPU is missing when `delivered` does not hold it.
+  std::size_t k = 0;
   for (unsigned cpu : r.intended) {
-    if (!hits.count(cpu)) r.missing.push_back(cpu);
+    while (k < r.delivered.size() && r.delivered[k] < cpu) ++k;
+    if (k == r.delivered.size() || r.delivered[k] != cpu) r.missing.push_back(cpu);
   }
   return r;
 }
@@ -44,23 +49,21 @@ OracleReport judge(const SendResult& send, const std::map<unsigned, unsigned>& h
 }  // namespace
 
 OracleReport judge_send(const GuestConfig& guest, const SendResult& send, std::span<const std::uint32_t> delivered_vps) {
-  std::map<unsigned, unsigned> hits;
+  std::vector<unsigned> hits;
   std::vector<std::uint32_t> unmapped;
   for (std::uint32_t vp : delivered_vps) {
     if (auto cpu = guest.cpu_of_vp(vp)) {
-      ++hits[*cpu];
+      hits.push_back(*cpu);
     } else {
       unmapped.push_back(vp);
     }
   }
-  return judge(send, hits, std::move(unmapped));
+  return judge(send, std::move(hits), std::move(unmapped));
 }
 
 OracleReport judge_send_cpus(const SendResult& send, std::span<const unsigned> hypercall_cpus,
                              std::span<const std::uint32_t> unmapped_vps) {
-  std::map<unsigned, unsigned> hits;
-  for (unsigned cpu : hypercall_cpus) ++hits[cpu];
-  return judge(send, hits, {unmapped_vps.begin(), unmapped_vps.end()});
+  return judge(send, {hypercall_cpus.begin(), hypercall_cpus.end()}, {unmapped_vps.begin(), unmapped_vps.end()});
 }
 
 std::optional<std::uint32_t> GuestHost::vcpu_of_cpu(unsigned cpu) const noexcept {
@@ -154,7 +157,7 @@ GuestHostSend run_on_host(LinuxHvGuest& guest, const Partition& partition, const
         cpus.push_back(cpu);
     }
   }
-  out.oracle = judge_send_cpus(out.send, cpus, unmapped);
+  out.oracle = judge(out.send, std::move(cpus), std::move(unmapped));
   return out;
 }
 

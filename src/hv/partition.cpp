@@ -413,17 +413,34 @@ HypercallOutcome Partition::execute(std::uint32_t sender_vcpu, const HypercallRe
   if (!d.deliver) return finish(HvStatus::HV_STATUS_SUCCESS, {});
 
   // 7e. kvm_hv_send_ipi_to_many: every vCPU, sender included, in vCPU order.
+  // The set expanded once to one word per bank (what vpset_contains(d.set, vp) answers for every vp:
+  // bank beyond the compact array or not valid -> 0), then tested per vCPU.
+  const bool every = d.all || d.set.format == HV_GENERIC_SET_ALL;
+  std::array<std::uint64_t, HV_MAX_SPARSE_VCPU_BANKS> bank_bits{};
+  if (!every) {
+    std::size_t index = 0;
+    for (std::uint32_t bank = 0; bank < HV_MAX_SPARSE_VCPU_BANKS; ++bank) {
+      if (!(d.set.valid_bank_mask & (1ull << bank))) continue;
+      if (index < d.set.bank_contents.size()) bank_bits[bank] = d.set.bank_contents[index];
+      ++index;
+    }
+  }
   std::vector<std::uint32_t> selected;
   const std::uint32_t n = vcpu_count();
+  selected.reserve(n);
   for (std::uint32_t v = 0; v < n; ++v) {
     ++out.work.vcpus_scanned;
-    if (d.all || vpset_contains(d.set, config_.vp_index_of_vcpu[v])) selected.push_back(v);
+    const std::uint32_t vp = config_.vp_index_of_vcpu[v];
+    const std::uint32_t bank = vp / HV_VCPUS_PER_SPARSE_BANK;
+    if (every || (bank < HV_MAX_SPARSE_VCPU_BANKS && ((bank_bits[bank] >> (vp % HV_VCPUS_PER_SPARSE_BANK)) & 1)))
+      selected.push_back(v);
   }
   if (xen) {  // for_each_vp: VP-index order
     std::sort(selected.begin(), selected.end(), [this](std::uint32_t a, std::uint32_t b) {
       return config_.vp_index_of_vcpu[a] < config_.vp_index_of_vcpu[b];
     });
   }
+  out.delivered.reserve(selected.size());
   for (const std::uint32_t v : selected) {
     ++out.work.apic_set_irq_calls;
     const bool enabled = config_.apic_enabled.empty() || config_.apic_enabled[v];
