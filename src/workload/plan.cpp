@@ -76,7 +76,8 @@ PlanStep Pricer::step(std::string_view who, std::string_view what, cost::CostKey
     const cost::Cost& c = profile_->get(key);
     PlanStep s;
     s.id = breakdown_->step(fmt::format("{}: {} [{}]", who, what, key.name));
-    s.jitter = c.jitter();
+    jitters_.push_back(c.jitter());
+    s.jitter = &jitters_.back();
     s.lane = lane;
     s.its = its;
     it = cache_.emplace(cache_key, s).first;
@@ -122,7 +123,8 @@ PlanStep Pricer::fixed(std::string_view who, std::string_view what, std::string_
   }
   PlanStep s;
   s.id = breakdown_->step(fmt::format("{}: {} [{}]", who, what, source));
-  s.jitter = sim::Jitter(duration, 0.0);
+  jitters_.push_back(sim::Jitter(duration, 0.0));
+  s.jitter = &jitters_.back();
   s.lane = lane;
   cache_.emplace(key, s);
   remember(s);

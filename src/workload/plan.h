@@ -22,7 +22,9 @@
 //   TargetHv  the hypervisor on the TARGET's physical CPU (waking a halted vCPU, handling a kick)
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <string_view>
@@ -39,15 +41,43 @@ namespace ipilab::workload {
 
 enum class Lane : std::uint8_t { Guest, Exit, Wire, ItsPort, TargetHv };
 
+/// A priced step: a plain value (copied into plans and caches without touching the distribution's
+/// tables). Its distribution belongs to the Pricer that priced it, which outlives the run's plans.
 struct PlanStep {
-  sim::Breakdown::StepId id = 0;  ///< breakdown row
-  sim::Jitter jitter;             ///< one occurrence of the cost key
-  std::uint32_t count = 1;        ///< occurrences (the duration is count x one sample)
+  sim::Breakdown::StepId id = 0;          ///< breakdown row
+  const sim::Jitter* jitter = nullptr;    ///< one occurrence of the cost key (owned by the Pricer); nullptr: 0 ps
+  std::uint32_t count = 1;                ///< occurrences (the duration is count x one sample)
   Lane lane = Lane::Guest;
-  std::int32_t its = -1;          ///< Lane::ItsPort: which ITS (firmware index)
-  sim::Ps mean() const { return jitter.mean() * count; }
+  std::int32_t its = -1;                  ///< Lane::ItsPort: which ITS (firmware index)
+  sim::Ps mean() const { return jitter ? jitter->mean() * count : sim::Ps{}; }
   /// One sampled duration (count x one sample).
-  sim::Ps sample(sim::Rng& rng) const { return jitter.sample(rng) * count; }
+  sim::Ps sample(sim::Rng& rng) const { return jitter ? jitter->sample(rng) * count : sim::Ps{}; }
+};
+
+/// The steps of one delivery in flight (none or one on x86, up to six on GICv4.1), kept inline up to
+/// kInline so that a plan's deliveries cost no allocation each; a longer path moves to the heap.
+class StepPath {
+ public:
+  static constexpr std::uint32_t kInline = 2;
+  void push_back(const PlanStep& s) {
+    if (n_ < kInline) {
+      inline_[n_] = s;
+    } else {
+      if (n_ == kInline) spill_.assign(inline_.begin(), inline_.end());
+      spill_.push_back(s);
+    }
+    ++n_;
+  }
+  std::size_t size() const noexcept { return n_; }
+  bool empty() const noexcept { return n_ == 0; }
+  const PlanStep* begin() const noexcept { return n_ <= kInline ? inline_.data() : spill_.data(); }
+  const PlanStep* end() const noexcept { return begin() + n_; }
+  const PlanStep& operator[](std::size_t i) const noexcept { return begin()[i]; }
+
+ private:
+  std::array<PlanStep, kInline> inline_{};
+  std::vector<PlanStep> spill_;  // every step, once there are more than kInline
+  std::uint32_t n_ = 0;
 };
 
 /// A counter of a run, interned by name once (counters are added in the hot path by id).
@@ -76,7 +106,7 @@ class Counters {
 struct PlannedDelivery {
   int target_cpu = -1;                ///< guest CPU that receives it
   std::uint32_t after_sender_step = 0;///< it leaves when sender step [after_sender_step] completes
-  std::vector<PlanStep> path;         ///< steps in flight before it is pending at the target
+  StepPath path;                      ///< steps in flight before it is pending at the target
   bool intended = true;               ///< false: this CPU was not asked for (misdelivered)
 };
 
@@ -101,7 +131,7 @@ struct SendPlan {
 };
 
 /// Turns profile cost keys into plan steps, keeps the breakdown labels and the run's counters;
-/// one per run. Steps are cached by (who, what, key, lane, its), so planning a send again costs a
+/// one per run, alive as long as the steps it priced. Steps are cached by (who, what, key, lane, its), so planning a send again costs a
 /// hash lookup per step, not a label format; in front of that cache a small direct-mapped one,
 /// indexed by where the strings are and checked against their contents, answers the calls that
 /// repeat in every plan without building the string key.
@@ -109,6 +139,8 @@ class Pricer {
  public:
   Pricer(const cost::Profile& profile, sim::Breakdown& breakdown, Counters& counters)
       : profile_(&profile), breakdown_(&breakdown), counters_(&counters) {}
+  Pricer(const Pricer&) = delete;  // its steps point into it
+  Pricer& operator=(const Pricer&) = delete;
 
   /// A step of `count` x cost `key` on `lane`, labelled "<who>: <what> [key]". Throws InputError
   /// (naming the profile file and key) when the profile lacks the key.
@@ -141,6 +173,7 @@ class Pricer {
   sim::Breakdown* breakdown_;
   Counters* counters_;
   std::unordered_map<std::string, PlanStep> cache_;
+  std::deque<sim::Jitter> jitters_;  // the steps' distributions (a deque: their addresses never change)
   std::string scratch_;
   std::vector<Recent> recent_ = std::vector<Recent>(kRecent);
 };
