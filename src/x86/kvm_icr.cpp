@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 namespace ipilab::x86 {
@@ -39,7 +40,33 @@ void check_sender(const X86Vm& vm, std::uint32_t sender) {
 // logical one at most 16 of one cluster (when no APIC ID reaches 2^20, above which cluster IDs
 // alias): those are found through the APIC-ID index, as KVM's apic map does
 // (kvm_apic_map_get_dest_lapic), instead of testing every vCPU; the result is the same.
-void match_all(const X86Vm& vm, std::uint32_t sender, const Icr& f, std::vector<std::uint32_t>& matched) {
+// Matched vCPUs: up to 16 (a physical or cluster destination) in place, more on the heap.
+class Matched {
+ public:
+  void push_back(std::uint32_t v) {
+    if (more_.empty() && n_ < few_.size()) {
+      few_[n_++] = v;
+      return;
+    }
+    if (more_.empty()) more_.assign(few_.begin(), few_.begin() + n_);
+    more_.push_back(v);
+  }
+  std::uint32_t* begin() noexcept { return more_.empty() ? few_.data() : more_.data(); }
+  std::uint32_t* end() noexcept { return begin() + size(); }
+  std::size_t size() const noexcept { return more_.empty() ? n_ : more_.size(); }
+  bool empty() const noexcept { return size() == 0; }
+  void clear() noexcept {
+    n_ = 0;
+    more_.clear();
+  }
+
+ private:
+  std::array<std::uint32_t, 16> few_{};
+  std::size_t n_ = 0;
+  std::vector<std::uint32_t> more_;
+};
+
+void match_all(const X86Vm& vm, std::uint32_t sender, const Icr& f, Matched& matched) {
   if (f.shorthand == Shorthand::None && f.destination != kX2apicBroadcast) {
     if (f.dest_mode == DestMode::Physical) {
       if (const auto v = vm.vcpu_of_apic_id(f.destination)) matched.push_back(*v);
@@ -59,7 +86,7 @@ void match_all(const X86Vm& vm, std::uint32_t sender, const Icr& f, std::vector<
 }
 
 void deliver(const X86Vm& vm, std::uint32_t sender, const Icr& f, IcrWriteOutcome& out) {
-  std::vector<std::uint32_t> matched;
+  Matched matched;
   match_all(vm, sender, f, matched);
   if (f.delivery_mode == DeliveryMode::LowestPriority && f.shorthand != Shorthand::Self) {
     std::vector<std::uint32_t> cand;
@@ -72,12 +99,21 @@ void deliver(const X86Vm& vm, std::uint32_t sender, const Icr& f, IcrWriteOutcom
     matched.clear();
     if (!cand.empty()) matched.push_back(cand[f.vector % cand.size()]);
   }
+  out.targets.reserve(out.targets.size() + matched.size());
   for (auto v : matched) {
     const bool ok = kvm_apic_accepts(vm.vcpu(v), vm.smm_supported(), f.delivery_mode, f.level_assert,
                                      f.trigger);
     out.targets.push_back(PvIpiTarget{v, vm.apic_id(v), ok});
     if (ok) ++out.accepted;
   }
+}
+
+/// `out` as a fresh IcrWriteOutcome, keeping its targets' storage.
+void reset(IcrWriteOutcome& out) {
+  std::vector<PvIpiTarget> keep = std::move(out.targets);
+  keep.clear();
+  out = IcrWriteOutcome{};
+  out.targets = std::move(keep);
 }
 
 }  // namespace
@@ -90,28 +126,38 @@ bool kvm_x2apic_icr_fastpath_eligible(std::uint64_t icr) {
 }
 
 IcrWriteOutcome kvm_x2apic_icr_write(const X86Vm& vm, std::uint32_t sender, std::uint64_t icr) {
-  check_sender(vm, sender);
   IcrWriteOutcome out;
+  kvm_x2apic_icr_write(vm, sender, icr, out);
+  return out;
+}
+
+void kvm_x2apic_icr_write(const X86Vm& vm, std::uint32_t sender, std::uint64_t icr, IcrWriteOutcome& out) {
+  check_sender(vm, sender);
+  reset(out);
   if ((icr & kX2apicIcrReservedBits) != 0) {
     out.inject_gp = true;
-    return out;
+    return;
   }
   out.effective_icr = icr & ~static_cast<std::uint64_t>(icr_bits::kBusy);
   out.fastpath = kvm_x2apic_icr_fastpath_eligible(out.effective_icr);
   deliver(vm, sender, decode_x2apic_icr(out.effective_icr), out);
-  return out;
 }
 
 IcrWriteOutcome kvm_x2apic_self_ipi_write(const X86Vm& vm, std::uint32_t sender, std::uint64_t value) {
-  check_sender(vm, sender);
   IcrWriteOutcome out;
+  kvm_x2apic_self_ipi_write(vm, sender, value, out);
+  return out;
+}
+
+void kvm_x2apic_self_ipi_write(const X86Vm& vm, std::uint32_t sender, std::uint64_t value, IcrWriteOutcome& out) {
+  check_sender(vm, sender);
+  reset(out);
   if ((value & ~static_cast<std::uint64_t>(icr_bits::kVectorMask)) != 0) {
     out.inject_gp = true;
-    return out;
+    return;
   }
   out.effective_icr = icr_bits::kShortSelf | value;
   deliver(vm, sender, decode_x2apic_icr(out.effective_icr), out);
-  return out;
 }
 
 }  // namespace ipilab::x86

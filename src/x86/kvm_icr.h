@@ -40,10 +40,14 @@ bool kvm_x2apic_icr_fastpath_eligible(std::uint64_t icr);
 
 /// KVM's handling of WRMSR 0x830 by vCPU `sender` (std::invalid_argument if sender is not a vCPU).
 IcrWriteOutcome kvm_x2apic_icr_write(const X86Vm& vm, std::uint32_t sender, std::uint64_t icr);
+/// The same into `out` (replaced whole; its targets' storage is reused: a caller issuing many writes
+/// allocates nothing per write).
+void kvm_x2apic_icr_write(const X86Vm& vm, std::uint32_t sender, std::uint64_t icr, IcrWriteOutcome& out);
 
 /// WRMSR 0x83F: bits 63:32 set -> #GP (kvm_x2apic_msr_write: reserved in every register but the
 /// ICR), bits 31:8 set -> #GP (kvm_lapic_reg_write APIC_SELF_IPI, Sean Christopherson, 2022,
 /// stable-tagged); otherwise kvm_apic_send_ipi(APIC_DEST_SELF | vector): fixed, edge, to the sender.
 IcrWriteOutcome kvm_x2apic_self_ipi_write(const X86Vm& vm, std::uint32_t sender, std::uint64_t value);
+void kvm_x2apic_self_ipi_write(const X86Vm& vm, std::uint32_t sender, std::uint64_t value, IcrWriteOutcome& out);
 
 }  // namespace ipilab::x86

@@ -89,13 +89,16 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
   Lazy icr_exit(pr, "VM exit for the ICR write", vm_exit_entry), icr_emulate(pr, "hypervisor emulates the ICR write", x2apic_icr_write_exit),
       icr_dest(pr, "deliver to one destination APIC", x2apic_icr_dest_per_target);
   std::uint64_t icr_writes = 0;
+  x86::IcrWriteOutcome o;  // one per write, its storage reused
   for (const auto& w : gs.msr_writes) {
     if (w.msr != 0x830 && w.msr != 0x83F) continue;
     p.sender.push_back(icr_exit.get());
     p.sender.push_back(icr_emulate.get());
     ++icr_writes;
-    const x86::IcrWriteOutcome o = w.msr == 0x830 ? x86::kvm_x2apic_icr_write(xvm, sender, w.value)
-                                                  : x86::kvm_x2apic_self_ipi_write(xvm, sender, w.value);
+    if (w.msr == 0x830)
+      x86::kvm_x2apic_icr_write(xvm, sender, w.value, o);
+    else
+      x86::kvm_x2apic_self_ipi_write(xvm, sender, w.value, o);
     for (const auto& t : o.targets) {
       if (!t.accepted) continue;
       p.sender.push_back(icr_dest.get());
