@@ -7,8 +7,6 @@
 namespace ipilab::sim {
 
 namespace {
-inline std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
-
 inline std::uint64_t splitmix64(std::uint64_t& x) noexcept {
   std::uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -20,20 +18,6 @@ inline std::uint64_t splitmix64(std::uint64_t& x) noexcept {
 Rng::Rng(std::uint64_t seed) {
   for (auto& w : s_) w = splitmix64(seed);
 }
-
-std::uint64_t Rng::next_u64() noexcept {
-  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const std::uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
-
-double Rng::uniform01() noexcept { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
 
 std::uint64_t Rng::uniform_below(std::uint64_t n) noexcept {
   unsigned __int128 m = static_cast<unsigned __int128>(next_u64()) * n;
@@ -122,6 +106,7 @@ Distribution::Distribution(Ps mean, double cv, SpreadShape shape) : mean_(mean) 
     for (int i = 1; i < kSteps; ++i)
       t->quantiles[static_cast<std::size_t>(i)] = std::exp(mu_ + sigma_ * normal_quantile(static_cast<double>(i) / kSteps));
     tables_ = std::move(t);
+    quantiles_ = tables_->quantiles.data();
   }
 }
 
@@ -223,16 +208,13 @@ Ps Distribution::sample_draw(Rng& rng) const noexcept {
   switch (kind_) {
     case DistKind::Lognormal: {
       // Inverse transform, one draw (see the header): interpolated inside, exact in the outer steps.
+      // (sample() interpolates inline; this is the same computation.)
       const double u = rng.uniform01();
       const double pos = u * kSteps;
       const int i = static_cast<int>(pos);
-      if (i >= 1 && i < kSteps - 1) {
-        const std::vector<double>& q = tables_->quantiles;
-        const double lo = q[static_cast<std::size_t>(i)], hi = q[static_cast<std::size_t>(i) + 1];
-        x = lo + (pos - i) * (hi - lo);
-      } else {
-        x = std::exp(mu_ + sigma_ * normal_quantile(u > 0 ? u : 0x1p-53));
-      }
+      if (i < 1 || i >= kSteps - 1) return lognormal_tail(u);
+      const double lo = quantiles_[i], hi = quantiles_[i + 1];
+      x = lo + (pos - i) * (hi - lo);
       break;
     }
     case DistKind::Normal: {
@@ -273,8 +255,11 @@ Ps Distribution::sample_draw(Rng& rng) const noexcept {
     case DistKind::Fixed:
     default: return mean_;
   }
-  const auto r = static_cast<std::int64_t>(x + 0.5);  // x > 0: round half up, as llround, without the libm call
-  return Ps{r < 1 ? 1 : r};
+  return round_positive(x);
+}
+
+Ps Distribution::lognormal_tail(double u) const noexcept {
+  return round_positive(std::exp(mu_ + sigma_ * normal_quantile(u > 0 ? u : 0x1p-53)));
 }
 
 }  // namespace ipilab::sim

@@ -38,9 +38,19 @@ class Rng {
   explicit Rng(std::uint64_t seed);
 
   /// Next raw 64-bit value (one draw).
-  std::uint64_t next_u64() noexcept;
+  std::uint64_t next_u64() noexcept {
+    const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const std::uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
   /// Uniform double in [0, 1) with 53 random bits (one draw).
-  double uniform01() noexcept;
+  double uniform01() noexcept { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
   /// Uniform integer in [0, n), n > 0, without modulo bias (Lemire's multiply-shift with
   /// rejection; usually one draw).
   std::uint64_t uniform_below(std::uint64_t n) noexcept;
@@ -57,6 +67,7 @@ class Rng {
   Ps jitter(Ps mean, double cv, SpreadShape shape = SpreadShape::Lognormal) noexcept;
 
  private:
+  static std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
   std::uint64_t s_[4];
   double spare_ = 0;
   bool has_spare_ = false;
@@ -128,10 +139,17 @@ class Distribution {
   /// Empirical: mean / (mean of the bins), the factor every sample is scaled by; else 1.
   double scale() const noexcept { return scale_; }
 
-  /// One sample (see above). Fixed: mean(), no draw (inline: most steps of a profile have no spread).
+  /// One sample (see above). Fixed: mean(), no draw; Lognormal inside its table: interpolated here
+  /// (inline: the simulator's hot path); everything else out of line.
   Ps sample(Rng& rng) const noexcept {
     if (kind_ == DistKind::Fixed || mean_.v <= 0) return mean_;
-    return sample_draw(rng);
+    if (kind_ != DistKind::Lognormal) return sample_draw(rng);
+    const double u = rng.uniform01();
+    const double pos = u * kSteps;
+    const int i = static_cast<int>(pos);
+    if (i < 1 || i >= kSteps - 1) return lognormal_tail(u);
+    const double lo = quantiles_[i], hi = quantiles_[i + 1];
+    return round_positive(lo + (pos - i) * (hi - lo));
   }
 
  private:
@@ -142,9 +160,17 @@ class Distribution {
   double mu_ = 0, sigma_ = 0;  // lognormal parameters
   double scale_ = 1;           // empirical
   Ps sample_draw(Rng& rng) const noexcept;
+  /// Lognormal, u in an outer step: the exact quantile.
+  Ps lognormal_tail(double u) const noexcept;
+  /// x > 0 to the nearest ps, at least 1 (round half up, as llround, without the libm call).
+  static Ps round_positive(double x) noexcept {
+    const auto r = static_cast<std::int64_t>(x + 0.5);
+    return Ps{r < 1 ? 1 : r};
+  }
   static constexpr int kSteps = 256;
   /// Lognormal: quantiles at p = i / kSteps (index i = 1..kSteps-1). Empirical: the alias table.
   std::shared_ptr<const Tables> tables_;
+  const double* quantiles_ = nullptr;  ///< Lognormal: tables_->quantiles.data() (kept alive by tables_)
 };
 
 /// The name the engine's callers know: Cost::jitter() returns one, PlanStep holds one.
