@@ -231,17 +231,16 @@ class Occupancy {
   void leave(Ps now, Ps entered) {
     area_.advance(now);
     area_.add(-1);
-    if (entered >= window_start_) {
-      const std::int64_t w = (now - entered).v;
-      waits_.record(w);
-      if (w > max_wait_) max_wait_ = w;
-      waited_sum_ += static_cast<double>(w);
-      sojourn_ += static_cast<double>(w);
-      open_ -= static_cast<double>(entered.v);
-      --open_n_;
-    } else {
-      carried_ += static_cast<double>((now - window_start_).v);
-      --carried_n_;
+    count_leave(now, entered);
+  }
+  /// leave(now, entered(item)) for every item of [first, last), in order: the same figures, the
+  /// clock advanced once (a handler taking a whole queue at one instant).
+  template <class It, class Entered>
+  void leave_all(Ps now, It first, It last, Entered entered) {
+    area_.advance(now);  // at `now` again it would add n * 0
+    for (; first != last; ++first) {
+      area_.add(-1);
+      count_leave(now, entered(*first));
     }
   }
   /// An item that leaves without being served (withdrawn): like leave(), without a wait sample.
@@ -263,6 +262,20 @@ class Occupancy {
   ResourceStats stats(Ps now) const;
 
  private:
+  void count_leave(Ps now, Ps entered) {
+    if (entered >= window_start_) {
+      const std::int64_t w = (now - entered).v;
+      waits_.record(w);
+      if (w > max_wait_) max_wait_ = w;
+      waited_sum_ += static_cast<double>(w);
+      sojourn_ += static_cast<double>(w);
+      open_ -= static_cast<double>(entered.v);
+      --open_n_;
+    } else {
+      carried_ += static_cast<double>((now - window_start_).v);
+      --carried_n_;
+    }
+  }
   std::string name_;
   Area area_;
   Ps window_start_{};

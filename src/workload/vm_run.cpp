@@ -1236,9 +1236,9 @@ Ps Core::run_queue(Agent& g, Ps t, Ps taken_at, Ps entry, bool* woke) {
   flushing_.swap(g.queue);
   g.queue_ipi = kNoIpi;
   if (measuring_) counters_.add(c_deliveries_, flushing_.size());
+  g.csdq.leave_all(taken_at, flushing_.begin(), flushing_.end(), [](const Csd& e) { return e.queued; });
+  cons_.served += flushing_.size();
   for (const Csd& e : flushing_) {
-    g.csdq.leave(taken_at, e.queued);
-    ++cons_.served;
     Agent& s = agents_[e.sender];
     if (e.wake) {
       const Ps d = ttwu_pending_.sample(rng_);
