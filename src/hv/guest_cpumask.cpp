@@ -56,6 +56,10 @@ std::uint64_t& Cpumask::word_ref(unsigned index) {
 
 std::vector<unsigned> Cpumask::cpus() const {
   std::vector<unsigned> out;
+  unsigned n = 0;
+  for (unsigned w = 0; w < bits_to_longs(nr_cpus_); ++w)
+    if (bits_[w] != 0) n += static_cast<unsigned>(std::popcount(bits_[w]));
+  out.reserve(n);
   for (unsigned w = 0; w < bits_to_longs(nr_cpus_); ++w) {
     std::uint64_t v = bits_[w];
     while (v != 0) {

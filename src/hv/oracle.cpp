@@ -21,10 +21,10 @@ namespace {
 OracleReport judge(const SendResult& send, std::vector<unsigned> hits, std::vector<std::uint32_t> unmapped_vps) {
   OracleReport r;
   r.intended = send.intended_cpus;
-  std::sort(r.intended.begin(), r.intended.end());
+  if (!std::is_sorted(r.intended.begin(), r.intended.end())) std::sort(r.intended.begin(), r.intended.end());
   r.intended.erase(std::unique(r.intended.begin(), r.intended.end()), r.intended.end());
   if (send.native) hits.insert(hits.end(), send.native->cpus.begin(), send.native->cpus.end());
-  std::sort(hits.begin(), hits.end());
+  if (!std::is_sorted(hits.begin(), hits.end())) std::sort(hits.begin(), hits.end());  // usually in vCPU order already
   std::sort(unmapped_vps.begin(), unmapped_vps.end());
   unmapped_vps.erase(std::unique(unmapped_vps.begin(), unmapped_vps.end()), unmapped_vps.end());
   r.unmapped_vps = std::move(unmapped_vps);

@@ -428,8 +428,8 @@ HypercallOutcome Partition::execute(std::uint32_t sender_vcpu, const HypercallRe
   std::vector<std::uint32_t> selected;
   const std::uint32_t n = vcpu_count();
   selected.reserve(n);
+  out.work.vcpus_scanned += n;
   for (std::uint32_t v = 0; v < n; ++v) {
-    ++out.work.vcpus_scanned;
     const std::uint32_t vp = config_.vp_index_of_vcpu[v];
     const std::uint32_t bank = vp / HV_VCPUS_PER_SPARSE_BANK;
     if (every || (bank < HV_MAX_SPARSE_VCPU_BANKS && ((bank_bits[bank] >> (vp % HV_VCPUS_PER_SPARSE_BANK)) & 1)))

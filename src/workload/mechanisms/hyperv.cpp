@@ -33,6 +33,8 @@
 // its exact registers and input QWORDs, rendered as `ipilab hv send` renders them, with the `hv send`
 // command that reproduces it.
 #include <algorithm>
+#include <array>
+#include <limits>
 #include <optional>
 
 #include <fmt/format.h>
@@ -90,9 +92,14 @@ const IntParam kMaxVp{"hv_max_vp_index", 0, 0, 0x7FFFFFFF,
                       "every VP index",
                       "the largest VP index"};
 
-void work_step(SendPlan& p, Pricer& pr, std::string_view what, cost::CostKey key, std::uint64_t n) {
-  if (n == 0) return;
-  p.sender.push_back(pr.step(kSender, what, key, static_cast<std::uint32_t>(n)));
+/// Adds `n` to the plan's counter `id` (as add_counter, by id).
+void add_counter_id(SendPlan& p, CounterId id, std::uint64_t n = 1) {
+  for (auto& [cid, v] : p.counters)
+    if (cid == id) {
+      v += n;
+      return;
+    }
+  p.counters.emplace_back(id, n);
 }
 
 std::string cpu_list(const std::vector<unsigned>& v) { return hv::format_cpulist(v); }
@@ -232,22 +239,21 @@ class HyperV final : public Mechanism {
       req.hook = hv::SendHook::kSendIpi;
       req.target_cpu = r.targets[0];
     } else {
-      hv::Cpumask m(static_cast<unsigned>(vm_->nr_cpus));
+      hv::Cpumask& m = req.mask.emplace(static_cast<unsigned>(vm_->nr_cpus));
       for (unsigned t : r.targets) m.set(t);
       if (r.addressing == Addressing::MaskAllButSelf) m.set(r.sender);
       req.hook = r.addressing == Addressing::Mask ? hv::SendHook::kSendIpiMask : hv::SendHook::kSendIpiMaskAllButSelf;
-      req.mask = m;
     }
     hv::GuestHostSend s = send(req);
     const hv::WorkRecord& w = s.send.work;
 
     SendPlan p;
-    p.sender.push_back(pr.step(kSender, "enter the apic->send_IPI* hook", guest_ipi_path_call));
-    work_step(p, pr, "CPU_MASK_NONE: zero the on-stack cpumask", guest_cpumask_word, (w.stack_cpumask_bytes_zeroed + 7) / 8);
-    work_step(p, pr, "cpumask helpers (empty/last/for_each/set...)", guest_cpumask_word, w.cpumask_words.total());
-    work_step(p, pr, "hv_cpu_number_to_vp_number", guest_vp_index_lookup, w.vp_lookups);
-    work_step(p, pr, "local_irq_save/restore", guest_irq_save_restore, w.irq_save_restore);
-    work_step(p, pr, "cpumask_to_vpset: bank words cleared and built", guest_cpumask_word,
+    p.sender.push_back(site(kEnter, "enter the apic->send_IPI* hook", guest_ipi_path_call));
+    work_step(p, kMaskNone, "CPU_MASK_NONE: zero the on-stack cpumask", guest_cpumask_word, (w.stack_cpumask_bytes_zeroed + 7) / 8);
+    work_step(p, kHelpers, "cpumask helpers (empty/last/for_each/set...)", guest_cpumask_word, w.cpumask_words.total());
+    work_step(p, kVpLookup, "hv_cpu_number_to_vp_number", guest_vp_index_lookup, w.vp_lookups);
+    work_step(p, kIrq, "local_irq_save/restore", guest_irq_save_restore, w.irq_save_restore);
+    work_step(p, kVpset, "cpumask_to_vpset: bank words cleared and built", guest_cpumask_word,
               w.vpset_banks_cleared + w.vpset_banks_built);
 
     std::vector<bool> got(static_cast<std::size_t>(vm_->size()), false);
@@ -259,37 +265,33 @@ class HyperV final : public Mechanism {
     auto first_time = [&](unsigned cpu) {
       const bool first = !got[cpu];
       got[cpu] = true;
-      if (!first) add_counter(p, pr, "duplicated");
+      if (!first) count(p, kDuplicated, "duplicated");
       return first;
     };
     for (std::size_t i = 0; i < s.send.hypercalls.size() && i < s.outcomes.size(); ++i) {
       const hv::HypercallOutcome& o = s.outcomes[i];
-      const std::string name(hv::call_code_name(o.control.call_code));
-      p.sender.push_back(pr.step(kSender, "VM exit for the hypercall", vm_exit_entry, 1, Lane::Exit));
-      p.sender.push_back(pr.step(kSender, "hypercall dispatch and return", hv_hypercall_entry_exit, 1, Lane::Exit));
-      add_counter(p, pr, "hypercalls");
-      add_counter(p, pr, "hypercalls." + name);
-      add_counter(p, pr, "vm_exits");
+      p.sender.push_back(site(kExit, "VM exit for the hypercall", vm_exit_entry, 1, Lane::Exit));
+      p.sender.push_back(site(kDispatch, "hypercall dispatch and return", hv_hypercall_entry_exit, 1, Lane::Exit));
+      count(p, kHypercalls, "hypercalls");
+      add_counter_id(p, call_counter(o.control.call_code));
+      count(p, kVmExits, "vm_exits");
       if (o.control.fast) {
-        p.sender.push_back(pr.step(kSender, "fast hypercall: read inputs from registers", hv_fast_input_decode, 1, Lane::Exit));
+        p.sender.push_back(site(kFast, "fast hypercall: read inputs from registers", hv_fast_input_decode, 1, Lane::Exit));
       } else {
-        p.sender.push_back(pr.step(kSender, "slow hypercall: map the input page", hv_slow_input_map, 1, Lane::Exit));
+        p.sender.push_back(site(kMap, "slow hypercall: map the input page", hv_slow_input_map, 1, Lane::Exit));
         if (o.work.guest_bytes_read / 8)
-          p.sender.push_back(pr.step(kSender, "slow hypercall: read input QWORDs", hv_slow_input_copy_per_8b,
-                                     static_cast<std::uint32_t>(o.work.guest_bytes_read / 8), Lane::Exit));
+          p.sender.push_back(site(kCopy, "slow hypercall: read input QWORDs", hv_slow_input_copy_per_8b,
+                                  o.work.guest_bytes_read / 8, Lane::Exit));
         if (o.work.banks_read)
-          p.sender.push_back(pr.step(kSender, "decode sparse vpset banks", hv_vpset_bank_decode,
-                                     static_cast<std::uint32_t>(o.work.banks_read), Lane::Exit));
+          p.sender.push_back(site(kBanks, "decode sparse vpset banks", hv_vpset_bank_decode, o.work.banks_read, Lane::Exit));
       }
-      if (!o.success()) add_counter(p, pr, "hypercalls_failed");
+      if (!o.success()) count(p, kFailed, "hypercalls_failed");
       // The post step and each target node's interconnect step are priced once per send, on first
       // use (so the breakdown registers its rows in the same order as pricing every delivery would).
-      std::optional<PlanStep> post;
       p.sender.reserve(p.sender.size() + o.delivered.size());
       p.deliveries.reserve(p.deliveries.size() + o.delivered.size());
       for (const auto& d : o.delivered) {
-        if (!post) post = pr.step(kSender, "post the vector to one target VP", hv_ipi_post_per_target, 1, Lane::Exit);
-        p.sender.push_back(*post);
+        p.sender.push_back(site(kPost, "post the vector to one target VP", hv_ipi_post_per_target, 1, Lane::Exit));
         const unsigned cpu = host_map_.cpu_of_vcpu.at(d.vcpu);  // every vCPU of the host is a guest CPU
         PlannedDelivery pd;
         pd.target_cpu = static_cast<int>(cpu);
@@ -300,7 +302,7 @@ class HyperV final : public Mechanism {
       }
     }
     if (s.send.native) {
-      add_counter(p, pr, "native_fallbacks");
+      count(p, kNative, "native_fallbacks");
       const hv::NativeSend& n = *s.send.native;
       std::vector<unsigned> cpus(n.cpus.begin(), n.cpus.end());
       x86::GuestSend gs;
@@ -480,11 +482,40 @@ class HyperV final : public Mechanism {
     return s;
   }
 
+  // plan()'s fixed call sites: each step is priced, each counter interned, on first use and kept
+  // for the run (Pricer::step and Pricer::counter answer the same arguments with the same step and
+  // id; the first use still goes through the Pricer, so rows and counters register in the same order).
+  enum Site : std::uint8_t { kEnter, kMaskNone, kHelpers, kVpLookup, kIrq, kVpset, kExit, kDispatch, kFast, kMap, kCopy, kBanks, kPost, kSites };
+  enum Count : std::uint8_t { kDuplicated, kHypercalls, kVmExits, kFailed, kNative, kCounts };
+  PlanStep site(Site at, std::string_view what, cost::CostKey key, std::uint64_t count = 1, Lane lane = Lane::Guest) {
+    std::optional<PlanStep>& c = sites_[at];
+    if (!c) c = pricer_->step(kSender, what, key, 1, lane);
+    PlanStep st = *c;
+    st.count = static_cast<std::uint32_t>(count);
+    return st;
+  }
+  /// A guest work step of `n` units; none when n is 0.
+  void work_step(SendPlan& p, Site at, std::string_view what, cost::CostKey key, std::uint64_t n) {
+    if (n) p.sender.push_back(site(at, what, key, n));
+  }
+  void count(SendPlan& p, Count c, std::string_view name) {
+    std::optional<CounterId>& id = counts_[c];
+    if (!id) id = pricer_->counter(name);
+    add_counter_id(p, *id);
+  }
+  /// The counter "hypercalls.<call code name>".
+  CounterId call_counter(std::uint16_t code) {
+    for (const auto& [c, id] : call_counters_)
+      if (c == code) return id;
+    const CounterId id = pricer_->counter("hypercalls." + std::string(hv::call_code_name(code)));
+    call_counters_.emplace_back(code, id);
+    return id;
+  }
+
   /// The interconnect step from `sender`'s node to `target`'s (nullopt: same node), priced the first
   /// time that pair of nodes is seen in the run (interconnect_step is a pure function of the nodes).
   const std::optional<PlanStep>& hop(unsigned sender, unsigned target) {
-    const int from = host_->cpu(vm_->pcpu_of(static_cast<int>(sender))).node;
-    const int to = host_->cpu(vm_->pcpu_of(static_cast<int>(target))).node;
+    const int from = node_of(sender), to = node_of(target);
     const auto nodes = static_cast<std::size_t>(std::max(host_->nodes, 1));
     if (from < 0 || to < 0 || static_cast<std::size_t>(from) >= nodes || static_cast<std::size_t>(to) >= nodes) {
       scratch_hop_ = interconnect_step(*pricer_, *host_, from, to, "interrupt notification to the target's CPU");
@@ -498,6 +529,16 @@ class HyperV final : public Mechanism {
     }
     return h.step;
   }
+
+  /// The host node of guest CPU `cpu`'s pCPU (looked up once per CPU).
+  int node_of(unsigned cpu) {
+    if (node_.empty()) node_.assign(static_cast<std::size_t>(vm_->size()), kUnknownNode);
+    if (cpu >= node_.size()) return host_->cpu(vm_->pcpu_of(static_cast<int>(cpu))).node;
+    int& n = node_[cpu];
+    if (n == kUnknownNode) n = host_->cpu(vm_->pcpu_of(static_cast<int>(cpu))).node;
+    return n;
+  }
+  static constexpr int kUnknownNode = std::numeric_limits<int>::min();
 
   void check_online(unsigned cpu, std::string_view what) const {
     if (cpu < online_bit_.size() && online_bit_[cpu]) return;
@@ -554,6 +595,10 @@ class HyperV final : public Mechanism {
     std::optional<PlanStep> step;
   };
   std::vector<Hop> hops_;  // by (from node, to node)
+  std::vector<int> node_;  // host node of each guest CPU's pCPU
+  std::array<std::optional<PlanStep>, kSites> sites_;
+  std::array<std::optional<CounterId>, kCounts> counts_;
+  std::vector<std::pair<std::uint16_t, CounterId>> call_counters_;
   std::optional<PlanStep> scratch_hop_;
 };
 
