@@ -28,13 +28,16 @@ OracleReport judge(const SendResult& send, std::vector<unsigned> hits, std::vect
   std::sort(unmapped_vps.begin(), unmapped_vps.end());
   unmapped_vps.erase(std::unique(unmapped_vps.begin(), unmapped_vps.end()), unmapped_vps.end());
   r.unmapped_vps = std::move(unmapped_vps);
+  r.delivered.reserve(hits.size());
+  std::size_t in = 0;  // both ascending: walk `intended` along
   for (std::size_t i = 0; i < hits.size();) {
     const unsigned cpu = hits[i];
     std::size_t j = i + 1;
     while (j < hits.size() && hits[j] == cpu) ++j;
     r.delivered.push_back(cpu);
     if (j - i > 1) r.duplicated.push_back(cpu);
-    if (!std::binary_search(r.intended.begin(), r.intended.end(), cpu)) r.extra.push_back(cpu);
+    while (in < r.intended.size() && r.intended[in] < cpu) ++in;
+    if (in == r.intended.size() || r.intended[in] != cpu) r.extra.push_back(cpu);
     i = j;
   }
   // Both ascending: an intended CPU is missing when `delivered` does not hold it.

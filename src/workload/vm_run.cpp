@@ -227,7 +227,7 @@ class Core {
     if (smt_ && from.core == to.core) return *smt_;
     return node_c2c_[static_cast<std::size_t>(from.node) * nodes_ + static_cast<std::size_t>(to.node)];
   }
-  Ps run_steps(const std::vector<PlanStep>& steps, Ps t, std::uint32_t hv);
+  inline Ps run_steps(const std::vector<PlanStep>& steps, Ps t, std::uint32_t hv);
   // Step and resource hooks of the observer, out of line so that an unobserved run pays one test:
   // a step of `cpu`'s send hook (cpu != kNoCpu) and/or a step on resource `r` (r != nullptr).
   static constexpr unsigned kNoCpu = ~0u;
@@ -539,7 +539,7 @@ void Core::schedule_step(Agent& g, Ps t) {
   });
 }
 
-Ps Core::run_steps(const std::vector<PlanStep>& steps, Ps t, std::uint32_t hv) {
+inline Ps Core::run_steps(const std::vector<PlanStep>& steps, Ps t, std::uint32_t hv) {
   for (const PlanStep& s : steps) {
     const Ps d = s.sample(rng_);
     if (s.lane == Lane::TargetHv || s.lane == Lane::Exit) {
