@@ -48,12 +48,15 @@ GuestSend send_mask_cluster(const X86Vm& vm, std::uint32_t this_cpu, const Cpuma
   GuestSend out;
   const std::uint32_t low = linux_prepare_icr(0, vector, /*dest_logical=*/true);
 
-  // cluster_masks: every CPU of the VM grouped by x2APIC cluster (LDR[31:16]).
+  // cluster_masks: every CPU of the VM grouped by x2APIC cluster (LDR[31:16]); the VM's own when the
+  // mask has its size, else built here at the mask's size (the walks count words of that size).
   std::unordered_map<std::uint32_t, Cpumask> clusters;
-  for (std::uint32_t cpu = 0; cpu < vm.nr_vcpus(); ++cpu) {
-    auto [it, _] = clusters.try_emplace(x2apic_cluster_id(vm.apic_id(cpu)), mask.nbits());
-    it->second.set(cpu);
-  }
+  const bool vm_masks = mask.nbits() == vm.nr_vcpus();
+  if (!vm_masks)
+    for (std::uint32_t cpu = 0; cpu < vm.nr_vcpus(); ++cpu) {
+      auto [it, _] = clusters.try_emplace(x2apic_cluster_id(vm.apic_id(cpu)), mask.nbits());
+      it->second.set(cpu);
+    }
 
   Cpumask tmp = mask;  // cpumask_copy(tmpmsk, mask)
   out.work.cpumask_words_written += tmp.words();
@@ -63,7 +66,7 @@ GuestSend send_mask_cluster(const X86Vm& vm, std::uint32_t this_cpu, const Cpuma
   for (std::uint32_t cpu = tmp.find_next(0, &words); cpu < tmp.nbits();
        cpu = tmp.find_next(cpu + 1, &words)) {
     ++out.work.cpus_visited;
-    const Cpumask& cmsk = clusters.at(x2apic_cluster_id(vm.apic_id(cpu)));
+    const Cpumask& cmsk = vm_masks ? vm.cluster_mask(cpu) : clusters.at(x2apic_cluster_id(vm.apic_id(cpu)));
     std::uint32_t dest = 0;
     for (std::uint32_t c = tmp.find_next_and(cmsk, 0, &words); c < tmp.nbits();
          c = tmp.find_next_and(cmsk, c + 1, &words)) {

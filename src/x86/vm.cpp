@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "x86/apic_icr.h"
 
 namespace ipilab::x86 {
 
@@ -32,6 +33,20 @@ X86Vm::X86Vm(std::vector<X86Vcpu> vcpus, bool smm_supported)
     if (!vcpus_[index].apic_present) continue;
     by_apic_id_.emplace_back(id, index);
     max_apic_id_ = std::max(max_apic_id_, id);
+  }
+  // cluster_masks: every vCPU, present or not, under the cluster ID of its APIC ID.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> cluster_ids;  // (cluster ID, index into clusters_)
+  cluster_of_.resize(vcpus_.size());
+  for (std::uint32_t i = 0; i < vcpus_.size(); ++i) {
+    const std::uint32_t id = x2apic_cluster_id(vcpus_[i].apic_id);
+    auto it = std::find_if(cluster_ids.begin(), cluster_ids.end(), [id](const auto& c) { return c.first == id; });
+    if (it == cluster_ids.end()) {
+      cluster_ids.emplace_back(id, static_cast<std::uint32_t>(clusters_.size()));
+      clusters_.emplace_back(nr_vcpus());
+      it = cluster_ids.end() - 1;
+    }
+    cluster_of_[i] = it->second;
+    clusters_[it->second].set(i);
   }
 }
 

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "x86/cpumask.h"
+
 namespace ipilab::x86 {
 
 /// One vCPU's local APIC as KVM sees it.
@@ -52,11 +54,18 @@ class X86Vm {
   /// Whether the host can inject SMIs (KVM built with CONFIG_KVM_SMM): decides APIC_DM_SMI acceptance.
   bool smm_supported() const { return smm_supported_; }
 
+  /// The guest's cluster_masks (arch/x86/kernel/apic/x2apic_cluster.c, filled as CPUs come up): the
+  /// vCPUs sharing vCPU `cpu`'s x2APIC cluster (x2apic_cluster_id of the APIC IDs), as a mask of
+  /// nr_vcpus() bits. Built with the VM (a pure function of the APIC IDs).
+  const Cpumask& cluster_mask(std::uint32_t cpu) const { return clusters_[cluster_of_.at(cpu)]; }
+
  private:
   std::vector<X86Vcpu> vcpus_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> by_apic_id_;  // (apic_id, vcpu), present only, sorted
   std::uint32_t max_apic_id_ = 255;
   bool smm_supported_ = true;
+  std::vector<Cpumask> clusters_;          // one per cluster ID present
+  std::vector<std::uint32_t> cluster_of_;  // vCPU -> index into clusters_
 };
 
 }  // namespace ipilab::x86
