@@ -83,6 +83,7 @@ LinuxHvGuest::LinuxHvGuest(GuestConfig config, GuestPolicy policy)
       policy_(policy),
       present_(config_.present_mask()),
       online_(config_.online_mask()),
+      max_vp_index_(config_.max_vp_index()),
       pages_(config_.nr_cpu_ids) {}
 
 FlatGuestMemory& LinuxHvGuest::page_of(unsigned cpu) {
@@ -196,7 +197,7 @@ bool LinuxHvGuest::send_ipi_mask_ex(Ctx& c, const Cpumask& mask, std::uint32_t v
     const bool equal = c.ops.equal(mask, present_);
     if (!equal || exclude_self) {
       put(page, base + kExFormat, HV_GENERIC_SET_SPARSE_4K, 8);
-      nr_bank = cpumask_to_vpset(page, vpset, mask, skip, config_, c.ops, c.out.work);
+      nr_bank = cpumask_to_vpset(page, vpset, mask, skip, config_, max_vp_index_, c.ops, c.out.work);
       if (nr_bank <= 0) return false;
     } else {
       put(page, base + kExFormat, HV_GENERIC_SET_ALL, 8);
@@ -206,7 +207,7 @@ bool LinuxHvGuest::send_ipi_mask_ex(Ctx& c, const Cpumask& mask, std::uint32_t v
     // nr_bank < 0 -> fail; nr_bank == 0 -> SET_ALL (also when exclude_self: the 2021 regression).
     if (!c.ops.equal(mask, present_)) {
       put(page, base + kExFormat, HV_GENERIC_SET_SPARSE_4K, 8);
-      nr_bank = cpumask_to_vpset(page, vpset, mask, skip, config_, c.ops, c.out.work);
+      nr_bank = cpumask_to_vpset(page, vpset, mask, skip, config_, max_vp_index_, c.ops, c.out.work);
     }
     if (nr_bank < 0) return false;
     if (nr_bank == 0) put(page, base + kExFormat, HV_GENERIC_SET_ALL, 8);

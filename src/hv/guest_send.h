@@ -101,6 +101,7 @@ class LinuxHvGuest {
   GuestPolicy policy_;
   Cpumask present_;
   Cpumask online_;
+  std::uint32_t max_vp_index_;  // config_.max_vp_index() (the config does not change)
   std::vector<std::optional<FlatGuestMemory>> pages_;  // by CPU, created on first use
 };
 

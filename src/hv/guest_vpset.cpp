@@ -28,9 +28,15 @@ void put_banks(FlatGuestMemory& page, std::uint64_t gpa, const std::uint64_t* ba
 int cpumask_to_vpset(FlatGuestMemory& page, std::uint64_t vpset_gpa, const Cpumask& cpus,
                      std::optional<unsigned> skip_cpu, const GuestConfig& config, CpumaskOps& ops,
                      WorkRecord& work) {
+  return cpumask_to_vpset(page, vpset_gpa, cpus, skip_cpu, config, config.max_vp_index(), ops, work);
+}
+
+int cpumask_to_vpset(FlatGuestMemory& page, std::uint64_t vpset_gpa, const Cpumask& cpus,
+                     std::optional<unsigned> skip_cpu, const GuestConfig& config, std::uint32_t max_vp_index,
+                     CpumaskOps& ops, WorkRecord& work) {
   const std::uint64_t valid_mask_gpa = vpset_gpa + 8;
   const std::uint64_t banks_gpa = vpset_gpa + 16;
-  const std::uint32_t max_bank = config.max_vp_index() / HV_VCPUS_PER_SPARSE_BANK;
+  const std::uint32_t max_bank = max_vp_index / HV_VCPUS_PER_SPARSE_BANK;
   if (max_bank >= HV_MAX_SPARSE_VCPU_BANKS) return 0;
 
   // The kernel clears bank_contents[0..max_bank] in the page, then ORs each CPU's bit into its bank

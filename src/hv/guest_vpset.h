@@ -29,5 +29,10 @@ namespace ipilab::hv {
 int cpumask_to_vpset(FlatGuestMemory& page, std::uint64_t vpset_gpa, const Cpumask& cpus,
                      std::optional<unsigned> skip_cpu, const GuestConfig& config, CpumaskOps& ops,
                      WorkRecord& work);
+/// The same with hv_max_vp_index given: `max_vp_index` must be config.max_vp_index() (a caller
+/// sending many times computes it once).
+int cpumask_to_vpset(FlatGuestMemory& page, std::uint64_t vpset_gpa, const Cpumask& cpus,
+                     std::optional<unsigned> skip_cpu, const GuestConfig& config, std::uint32_t max_vp_index,
+                     CpumaskOps& ops, WorkRecord& work);
 
 }  // namespace ipilab::hv

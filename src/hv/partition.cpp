@@ -244,14 +244,18 @@ IpiDecision kvm_send_ipi(const PartitionConfig& cfg, const KvmBehaviour& kb, con
           banks[i] = regs.xmm[j / 2][j % 2];
         }
       } else {
-        std::vector<std::uint8_t> buf(static_cast<std::size_t>(cnt) * 8);
-        if (!read_guest(memory, work, regs.rdx + HV_SEND_IPI_EX_FIXED_BYTES, buf))
+        std::array<std::uint8_t, 8 * HV_MAX_SPARSE_VCPU_BANKS> buf{};  // cnt <= 64 (checked above, or a popcount)
+        std::vector<std::uint8_t> more;
+        if (cnt > HV_MAX_SPARSE_VCPU_BANKS) more.resize(static_cast<std::size_t>(cnt) * 8);
+        const std::span<std::uint8_t> bytes = more.empty() ? std::span<std::uint8_t>(buf.data(), static_cast<std::size_t>(cnt) * 8)
+                                                           : std::span<std::uint8_t>(more);
+        if (!read_guest(memory, work, regs.rdx + HV_SEND_IPI_EX_FIXED_BYTES, bytes))
           return fail(kInput, why::kReadBanks);
-        for (std::uint32_t i = 0; i < cnt; ++i) banks[i] = get_u64(buf.data() + 8 * i);
+        for (std::uint32_t i = 0; i < cnt; ++i) banks[i] = get_u64(bytes.data() + 8 * i);
       }
       work.banks_read = cnt;
       in.vp_set.bank_contents = banks;
-      decoded = in;
+      decoded = std::move(in);  // last use of `in`
       d.set.bank_contents = std::move(banks);
     }
   }
@@ -329,11 +333,11 @@ HypercallOutcome Partition::execute(std::uint32_t sender_vcpu, const HypercallRe
 
   HypercallOutcome out;
   const bool xen = config_.flavor == ErrorFlavor::XenViridian;
-  auto finish = [&out](HvStatus s, std::string_view why_) {
+  auto finish = [&out](HvStatus s, std::string_view why_) -> HypercallOutcome {
     out.status = s;
     out.rejected_by = why_;
     out.rax = encode_result({static_cast<std::uint16_t>(s), 0});
-    return out;
+    return std::move(out);  // the outcome is complete: moved out, not copied
   };
 
   // 2. decode (done first so the outcome always shows it; KVM reads RCX after step 1).
