@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <vector>
 
 namespace ipilab::sim {
 namespace {
@@ -49,6 +50,33 @@ TEST(Resource, ThreeSimultaneousSenders_QueueInCallOrder) {
   rd.reset_stats();
   EXPECT_EQ(rd.requests(), 0u);
   EXPECT_EQ(rd.busy_until(), Ps{120});
+}
+
+TEST(Occupancy, LeaveAll_GivesTheFiguresOfLeavingOneByOne) {
+  // A queue taken whole at one instant (llist_del_all): one clock advance, the same figures.
+  Occupancy one("q1", Ps{1000}), all("q2", Ps{1000});
+  const std::vector<Ps> entered{Ps{100}, Ps{2500}, Ps{2500}, Ps{7000}};
+  for (Occupancy* q : {&one, &all}) {
+    q->enter(Ps{0});
+    q->leave(Ps{50}, Ps{0});
+    q->reset_stats(Ps{60});
+    for (Ps e : entered) q->enter(e);
+  }
+  for (Ps e : entered) one.leave(Ps{9000}, e);
+  all.leave_all(Ps{9000}, entered.begin(), entered.end(), [](Ps e) { return e; });
+  const ResourceStats a = one.stats(Ps{12000}), b = all.stats(Ps{12000});
+  EXPECT_EQ(b.arrivals, 4u);
+  EXPECT_EQ(b.elapsed_ps, a.elapsed_ps);
+  EXPECT_EQ(b.utilisation, a.utilisation);
+  EXPECT_EQ(b.wait_mean_ps, a.wait_mean_ps);
+  EXPECT_EQ(b.wait_mean_ps, (8900.0 + 6500.0 + 6500.0 + 2000.0) / 4.0);
+  EXPECT_EQ(b.wait_p99_ps, a.wait_p99_ps);
+  EXPECT_EQ(b.wait_max_ps, 8900.0);
+  EXPECT_EQ(b.l_time_average, a.l_time_average);
+  EXPECT_EQ(b.w_mean_ps, a.w_mean_ps);
+  EXPECT_EQ(b.carried, a.carried);
+  EXPECT_EQ(b.little_exact, a.little_exact);
+  EXPECT_EQ(all.size(), 0);
 }
 
 TEST(Resource, NegativeDuration_IsRejected) {

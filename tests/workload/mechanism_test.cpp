@@ -9,11 +9,39 @@
 #include "cost/catalog.h"
 #include "run_helpers.h"
 #include "workload/mechanism.h"
+#include "workload/plan.h"
 #include "workload/vm_run.h"
 #include "workload/workload.h"
 
 namespace ipilab::workload {
 namespace {
+
+TEST(StepPath, KeepsEveryStepInOrderInlineAndBeyond) {
+  // A delivery's path: up to kInline steps in place, more on the heap, same order either way.
+  StepPath path;
+  EXPECT_TRUE(path.empty());
+  for (std::uint32_t i = 0; i < StepPath::kInline + 3; ++i) {
+    PlanStep s;
+    s.id = 100 + i;
+    s.count = i + 1;
+    s.lane = i % 2 ? Lane::Wire : Lane::ItsPort;
+    path.push_back(s);
+    ASSERT_EQ(path.size(), i + 1);
+    for (std::uint32_t k = 0; k <= i; ++k) {
+      EXPECT_EQ(path[k].id, 100 + k);
+      EXPECT_EQ(path[k].count, k + 1);
+    }
+  }
+  std::uint32_t k = 0;
+  for (const PlanStep& s : path) EXPECT_EQ(s.id, 100 + k++);
+  EXPECT_EQ(k, StepPath::kInline + 3);
+  const StepPath copy = path;  // copies keep their own steps
+  EXPECT_EQ(copy.size(), path.size());
+  EXPECT_EQ(copy[StepPath::kInline + 2].id, path[StepPath::kInline + 2].id);
+  sim::Rng rng(1);
+  EXPECT_EQ(PlanStep{}.sample(rng), sim::Ps{});  // no distribution: 0 ps
+  EXPECT_EQ(PlanStep{}.mean(), sim::Ps{});
+}
 
 TEST(Mechanisms, TheSixAreRegisteredByNameWithDeclaredKeysAndParams) {
   std::vector<std::string> names;

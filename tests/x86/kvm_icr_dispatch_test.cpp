@@ -126,6 +126,39 @@ TEST(KvmIcrWrite, IndexedDestinationLookupReachesTheVcpusEveryMatchRuleDoes) {
   EXPECT_EQ(checked, 12000);
 }
 
+TEST(KvmIcrWrite, ReusedOutcomeIsReplacedWhole) {
+  // The fill-in form reuses the targets' storage but leaves nothing of the previous write behind.
+  const X86Vm vm = X86Vm::identity(40);
+  IcrWriteOutcome o;
+  kvm_x2apic_icr_write(vm, 0, 0xFFFFFFFF000000FCull, o);  // broadcast: 40 targets
+  ASSERT_EQ(o.targets.size(), 40u);
+  for (std::uint64_t icr : {0x00010006000008FBull, 0x00000001000010FBull, 0x2000ull, 0x00010006000000FBull}) {
+    kvm_x2apic_icr_write(vm, 3, icr, o);
+    const IcrWriteOutcome fresh = kvm_x2apic_icr_write(vm, 3, icr);
+    EXPECT_EQ(o.inject_gp, fresh.inject_gp) << std::hex << icr;
+    EXPECT_EQ(o.fastpath, fresh.fastpath) << std::hex << icr;
+    EXPECT_EQ(o.effective_icr, fresh.effective_icr) << std::hex << icr;
+    EXPECT_EQ(o.targets, fresh.targets) << std::hex << icr;
+    EXPECT_EQ(o.accepted, fresh.accepted) << std::hex << icr;
+  }
+  kvm_x2apic_self_ipi_write(vm, 5, 0xFB, o);
+  EXPECT_EQ(vcpus_of(o), (std::vector<std::uint32_t>{5}));
+  kvm_x2apic_self_ipi_write(vm, 5, 0x1FB, o);
+  EXPECT_TRUE(o.inject_gp);
+  EXPECT_TRUE(o.targets.empty());
+}
+
+TEST(X86Vm, ClusterMasksGroupEveryVcpuByTheClusterOfItsApicId) {
+  // APIC IDs 0..3 (cluster 0), 16, 17 (cluster 1), 0x100000 (cluster 0x10000 & 0xFFFF = 0: aliases
+  // with cluster 0, as LDR[31:16] does).
+  const X86Vm vm = X86Vm::from_apic_ids({0, 1, 2, 3, 16, 17, 0x100000});
+  const std::vector<std::uint32_t> c0{0, 1, 2, 3, 6}, c1{4, 5};
+  for (std::uint32_t cpu = 0; cpu < vm.nr_vcpus(); ++cpu) {
+    EXPECT_EQ(vm.cluster_mask(cpu).nbits(), vm.nr_vcpus());
+    EXPECT_EQ(vm.cluster_mask(cpu).cpus(), cpu == 4 || cpu == 5 ? c1 : c0) << cpu;
+  }
+}
+
 TEST(KvmSelfIpi, VectorOnlyElseGp) {
   const X86Vm vm = X86Vm::identity(3);
   const IcrWriteOutcome r = kvm_x2apic_self_ipi_write(vm, 1, 0xF6);
