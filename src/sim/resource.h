@@ -31,7 +31,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
+#include <vector>
 #include <string>
 
 #include "sim/histogram.h"
@@ -203,9 +203,36 @@ class Resource {
   struct Item {
     Ps arrival, end;  // end == kNever: not served yet
   };
+  /// The items in the system, oldest first: a vector read from `head`; popped items stay behind and
+  /// are dropped in bulk, so a push or a pop is a few instructions and no allocation once warm.
+  class Fifo {
+   public:
+    std::size_t size() const noexcept { return v_.size() - head_; }
+    Item& operator[](std::size_t i) noexcept { return v_[head_ + i]; }
+    Item& front() noexcept { return v_[head_]; }
+    void pop_front() noexcept {
+      if (++head_ == v_.size()) {
+        v_.clear();
+        head_ = 0;
+      }
+    }
+    void push_back(const Item& it) {
+      if (head_ >= 64 && 2 * head_ >= v_.size()) {
+        v_.erase(v_.begin(), v_.begin() + static_cast<std::ptrdiff_t>(head_));
+        head_ = 0;
+      }
+      v_.push_back(it);
+    }
+    const Item* begin() const noexcept { return v_.data() + head_; }
+    const Item* end() const noexcept { return v_.data() + v_.size(); }
+
+   private:
+    std::vector<Item> v_;
+    std::size_t head_ = 0;
+  };
   void depart(const Item& it);
   void pop_departed(Ps now);
-  std::deque<Item> items_;
+  Fifo items_;
   std::size_t served_inside_ = 0;  // items at the front of items_ that have their service
   Area area_;
   Ps window_start_{};
