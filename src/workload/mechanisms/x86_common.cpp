@@ -21,15 +21,16 @@ constexpr std::string_view kSender = "sender";
 // up once per node (Pricer labels are registered in the order first needed, as before).
 class Deliveries {
  public:
-  Deliveries(SendPlan& p, Pricer& pr, const topology::Host& host, const topology::Vm& vm, unsigned sender)
-      : p_(p), pr_(pr), host_(host), vm_(vm), from_(host.cpu(vm.pcpu_of(static_cast<int>(sender))).node),
+  Deliveries(SendPlan& p, Pricer& pr, const topology::Host& host, const topology::Vm& vm, unsigned sender,
+             std::span<const int> node_of_cpu)
+      : p_(p), pr_(pr), host_(host), vm_(vm), node_of_cpu_(node_of_cpu), from_(node(sender)),
         hop_(static_cast<std::size_t>(std::max(host.nodes, 1))) {}
   void add(unsigned target, bool intended) {
     PlannedDelivery d;
     d.target_cpu = static_cast<int>(target);
     d.after_sender_step = p_.sender.empty() ? 0 : static_cast<std::uint32_t>(p_.sender.size() - 1);
     d.intended = intended;
-    const int to = host_.cpu(vm_.pcpu_of(static_cast<int>(target))).node;
+    const int to = node(target);
     if (to >= 0 && static_cast<std::size_t>(to) < hop_.size()) {
       Hop& h = hop_[static_cast<std::size_t>(to)];
       if (!h.known) {
@@ -48,10 +49,14 @@ class Deliveries {
     bool known = false;
     std::optional<PlanStep> step;
   };
+  int node(unsigned cpu) const {
+    return cpu < node_of_cpu_.size() ? node_of_cpu_[cpu] : host_.cpu(vm_.pcpu_of(static_cast<int>(cpu))).node;
+  }
   SendPlan& p_;
   Pricer& pr_;
   const topology::Host& host_;
   const topology::Vm& vm_;
+  std::span<const int> node_of_cpu_;
   int from_;
   std::vector<Hop> hop_;
 };
@@ -74,8 +79,14 @@ class Lazy {
 
 }  // namespace
 
+std::vector<int> node_of_cpus(const topology::Host& host, const topology::Vm& vm) {
+  std::vector<int> out;
+  for (int cpu = 0; cpu < vm.size(); ++cpu) out.push_back(host.cpu(vm.pcpu_of(cpu)).node);
+  return out;
+}
+
 void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const topology::Vm& vm, const x86::X86Vm& xvm, unsigned sender,
-                    const x86::GuestSend& gs, std::span<const unsigned> intended) {
+                    const x86::GuestSend& gs, std::span<const unsigned> intended, std::span<const int> node_of_cpu) {
   const std::uint64_t words = gs.work.cpumask_words_walked + gs.work.cpumask_words_written;
   if (words) p.sender.push_back(pr.step(kSender, "cpumask walk (find_next_bit)", guest_cpumask_word, static_cast<std::uint32_t>(words)));
   std::vector<bool> got(xvm.nr_vcpus(), false);
@@ -83,7 +94,7 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
   for (unsigned cpu : intended)
     if (cpu < asked.size()) asked[cpu] = true;
   const auto was_asked = [&](unsigned cpu) { return cpu < asked.size() && asked[cpu]; };
-  Deliveries out(p, pr, host, vm, sender);
+  Deliveries out(p, pr, host, vm, sender, node_of_cpu);
   p.sender.reserve(p.sender.size() + 3 * gs.msr_writes.size() + 3 * gs.hypercalls.size() + intended.size());
   p.deliveries.reserve(p.deliveries.size() + intended.size());
   Lazy icr_exit(pr, "VM exit for the ICR write", vm_exit_entry), icr_emulate(pr, "hypervisor emulates the ICR write", x2apic_icr_write_exit),
@@ -172,7 +183,8 @@ SendPlan X86NativeMechanism::plan(const SendRequest& r) {
     if (r.addressing == Addressing::MaskAllButSelf) mask.set(r.sender);
     gs = x86::linux_send_ipi_mask(xvm_, cfg_, r.sender, mask, v8, r.addressing == Addressing::MaskAllButSelf);
   }
-  price_x86_send(p, pr, *host_, *vm_, xvm_, r.sender, gs, r.targets);
+  if (node_of_cpu_.empty()) node_of_cpu_ = node_of_cpus(*host_, *vm_);
+  price_x86_send(p, pr, *host_, *vm_, xvm_, r.sender, gs, r.targets, node_of_cpu_);
   return p;
 }
 

@@ -26,8 +26,14 @@ x86::X86Vm x86_view(const topology::Vm& vm);
 
 /// Appends the steps and deliveries of `send` (issued by `sender`) to `plan`; `intended` are the CPUs
 /// the send was for (a delivery elsewhere is misdelivered; an intended CPU nobody delivered to is lost).
+/// `node_of_cpu`: each guest CPU's host node (host.cpu(vm.pcpu_of(cpu)).node), when the caller keeps
+/// them (node_of_cpus); empty: looked up per delivery.
 void price_x86_send(SendPlan& plan, Pricer& pricer, const topology::Host& host, const topology::Vm& vm, const x86::X86Vm& xvm,
-                    unsigned sender, const x86::GuestSend& send, std::span<const unsigned> intended);
+                    unsigned sender, const x86::GuestSend& send, std::span<const unsigned> intended,
+                    std::span<const int> node_of_cpu = {});
+
+/// host.cpu(vm.pcpu_of(cpu)).node for every guest CPU.
+std::vector<int> node_of_cpus(const topology::Host& host, const topology::Vm& vm);
 
 /// apic.interrupt_injection when running, vcpu.halt_wakeup when halted; no prologue.
 ArrivalSteps x86_arrival(Pricer& pricer);
@@ -53,6 +59,7 @@ class X86NativeMechanism final : public Mechanism {
   std::string name_;
   x86::LinuxKvmGuestConfig cfg_;
   ArrivalSteps arrival_;
+  std::vector<int> node_of_cpu_;  // node_of_cpus(host, vm)
 };
 
 }  // namespace ipilab::workload
