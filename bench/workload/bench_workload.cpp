@@ -44,12 +44,14 @@
 //   x2apic_cluster   1.64 M -> 1.95 M      1.12-1.28x    10.4 M -> 12.4 M      472.3 M -> 369.2 M (0.78x)
 //   kvm_pv           1.96 M -> 2.07 M      1.03-1.13x    11.3 M -> 12.0 M      428.5 M -> 385.8 M (0.90x)
 //   hyperv           1.25 M -> 1.96 M      1.57-1.69x     7.1 M -> 11.1 M      638.2 M -> 412.9 M (0.65x)
-// After the rebase onto main a7f975d (whose own changes add ~1 % to every run): instructions/run main ->
-// perf2 408.5 -> 355.5 M (0.87x), 475.6 -> 376.5 M (0.79x), 432.1 -> 393.2 M (0.91x), 642.1 -> 420.4 M (0.65x).
+// Rebased onto main a7f975d (whose own changes add ~1 % to every run), instructions/run main -> perf2,
+// in the table's order: 408.5 -> 355.5 M (0.87x), 475.6 -> 376.5 M (0.79x), 432.1 -> 393.2 M (0.91x),
+// 642.1 -> 420.4 M (0.65x).
 // hyperv took 1.6x kvm_pv's time per run (1.49x its instructions), now 1.07x its instructions (its
-// send path still builds the hypercall input page in the guest and decodes it in the host per send). x2apic_physical is furthest from 2 M/s: it
-// coalesces most (8.56 calls per interrupt), so per-call work (the CSD's queue statistics, its flush
-// and unlock samples) dominates its instructions per interrupt.
+// send path still builds the hypercall input page in the guest and decodes it in the host per send).
+// x2apic_physical is furthest from 2 M/s: it coalesces most (8.56 calls per interrupt), so per-call
+// work (the CSD's queue statistics, its flush and unlock samples) dominates its instructions per
+// interrupt.
 //
 // BM_IpiHwUnicast: ipi_hw between 2 vCPUs (one interrupt per iteration).
 // BM_MulticastTo4095: one vCPU to 4095 others (Hyper-V Ex hypercall with 64 banks); items = IPIs.
