@@ -1,4 +1,6 @@
-// bench_sim: speed of the discrete-event engine and of cost sampling.
+// bench_sim: speed of the discrete-event engine and of cost sampling; the same binary runs the
+// whole-VM speed benchmarks of bench/workload/bench_workload.cpp (tlb_shootdown_256/*, BM_IpiHwUnicast,
+// BM_MulticastTo4095: simulated interrupts delivered per CPU second).
 //
 //   BM_Engine<Queue>/PATTERN/PENDING   raw engine rate, events/s: PENDING independent chains, each
 //                            event re-arming itself after a delay, so PENDING events are always

@@ -1,4 +1,4 @@
-// Simulation speed of whole-VM runs (issue "Speed"; benchmarks only, no timed tests), per second of
+// Simulation speed of whole-VM runs, compiled into bench_sim (bench/sim/CMakeLists.txt; benchmarks only, no timed tests), per second of
 // CPU time of this process.
 //
 // The figure asked for: a 256-vCPU TLB-shootdown storm, >= 2 M simulated IPI deliveries per CPU
