@@ -58,6 +58,15 @@ TEST(BadInput, CorruptedTraceDatIsAnError) {
   }
 }
 
+// A trace.dat whose event format text crashes libtraceevent 1.7.1 (tep_parse_event dereferences
+// NULL; found by fuzz_trace_dat): refused as corrupt, the file named, ipilab still running.
+TEST(BadInput, EventFormatsThatCrashLibtraceeventAreRefused) {
+  const auto p = std::filesystem::path(IPILAB_SOURCE_DIR) / "tests/trace/data/format-crash.dat";
+  const std::string err = analyse_error(p);
+  EXPECT_EQ(err.rfind(p.string() + ": the file's event formats ", 0), 0u) << err;
+  EXPECT_NE(err.find("libtraceevent"), std::string::npos) << err;
+}
+
 TEST(BadInput, TruncatedOrCorruptedTextIsAnErrorWithLine) {
   TempDir tmp;
   const std::string txt = testing::slurp(testing::traces_dir() / "mixed.txt");
