@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "sim/engine.h"
 #include "sim/resource.h"
+#include "workload/vcpu_state.h"
 
 namespace ipilab::workload {
 
@@ -52,8 +53,8 @@ constexpr std::size_t kPlanCacheSteps = std::size_t{1} << 15;
 // Resource wait percentiles are binned at 1 ns (means and Little's law stay exact in ps).
 constexpr Ps kWaitResolution{1000};
 
-enum class Rest : std::uint8_t { Spin, Halt, Poll };
-
+// The program's phase: which op the vCPU's program is in and how far (the vCPU's VcpuState is
+// Running in every phase but Sleep, Blocked and Done, where it rests in its idle state).
 enum class Phase : std::uint8_t {
   Start,      // ask the program for the next op
   Compute,    // interruptible work until base_due + stolen
@@ -106,42 +107,57 @@ struct Agent {
   std::uint32_t hv = 0;  // index of its pCPU's hypervisor resource (Core::pcpu_hv_)
   int node = 0;
   int core = 0;
-  Rest rest = Rest::Spin;
+  // The idle state it rests in when it has nothing to do (the VM's initial_state): Halted, Polling
+  // or IdleSpin.
+  VcpuState rest = VcpuState::IdleSpin;
   Program* prog = nullptr;
+
+  // What it is doing (vcpu_state.h); every change goes through Core::move.
+  VcpuState state = VcpuState::Running;
+  VcpuState resume = VcpuState::Running;  // Interrupt: the state its handler returns to
+  bool in_handler() const { return state == VcpuState::Interrupt; }
+  bool idle() const { return is_idle(state) || (state == VcpuState::Interrupt && is_idle(resume)); }
 
   // Program.
   Op op;
   Phase phase = Phase::Start;
   Ps base_due{}, stolen{};
-  bool interruptible = false;
-  bool step_scheduled = false;
-  Ps step_at{};
-  std::uint32_t step_gen = 0;
-  bool deferred = false;
   std::uint32_t serial = 0;
   std::uint32_t pending_acks = 0;
   Ps ack_max{}, op_start{}, send_start{}, send_end{}, last_entry{};
+  /// A handler taken now steals its time from the op: guest work that an interrupt delays (a Compute
+  /// in the guest, the CSD queueing loop, ttwu_queue). The phase does not change while a handler
+  /// runs (a step that comes meanwhile is deferred), and the idle phases are none of these.
+  bool interruptible() const {
+    return (phase == Phase::Compute && !op.host) || phase == Phase::CallQueue || phase == Phase::WakeQueue;
+  }
+
+  // Events it has scheduled (bookkeeping, not state): its next program step (step_at; kNever: none;
+  // step_gen tells a superseded one), a step that came during a handler (deferred), an interrupt to
+  // take when its interrupts are on again, an idle-loop flush (scheduled / waiting for a handler).
+  Ps step_at = sim::kNever;
+  std::uint32_t step_gen = 0;
+  bool deferred = false, take_scheduled = false, idle_flush_scheduled = false, idle_flush_deferred = false;
+
+  // Measurement of the current op and iteration (bookkeeping): the op started in the window, lost
+  // an IPI, sent one; the iteration lost one; the last mark (kNever: none yet) and its window.
   bool op_measured = false, op_lost = false, op_sent = false;
-  bool iteration_lost = false, marked = false, mark_measured = false;
-  Ps mark_at{};
+  bool iteration_lost = false, mark_measured = false;
+  Ps mark_at = sim::kNever;
 
   // Interrupts.
   Ps irq_off_until{};
-  bool in_handler = false, take_scheduled = false;
   Ps handler_start{};
-  bool stealing = false;  // the current handler steals time from an interruptible phase
   Ps svc_entry{};  // the interrupt in service (its flush is an event): first handler instruction
   std::uint64_t svc_ipi = 0;
   std::vector<PendingIrq> pending;
   std::size_t pending_head = 0;
   std::uint32_t inbound = 0;  // intended IPIs in flight to this vCPU or pending here
 
-  // Idle.
-  bool idle = false;
-  Ps idle_from = sim::kNever;  // Halt: in HLT from; Poll: polling from
-  bool polling_flag = false;   // TIF_POLLING_NRFLAG of the idle task
-  bool need_resched = false;
-  bool idle_flush_scheduled = false, idle_flush_deferred = false;
+  // Idle. TIF_POLLING_NRFLAG of the idle task is set exactly while idle() in Polling (set_nr_if_polling
+  // sees it from idle_from on, and during a handler taken from the poll loop).
+  Ps idle_from = sim::kNever;  // Halted: in HLT from; Polling: polling from
+  bool need_resched = false;   // orthogonal: set by a sender under skip-if-polling
   std::vector<unsigned> idle_waiters;
 
   // call_single_queue.
@@ -149,7 +165,7 @@ struct Agent {
   std::uint64_t queue_ipi = kNoIpi;  // the IPI that will run the queue (kNoIpi: the idle loop will)
 
   // The task on this vCPU (wakeup workload).
-  bool task_blocked = false, wake_pending = false, woken = false;
+  TaskState task = TaskState::Runnable;
   Ps wake_origin{};
 
   sim::Occupancy csdq;
@@ -213,11 +229,13 @@ class Core {
   void go_idle(Agent& g, Ps t);
   void leave_idle_for_task(Agent& g, Ps t);
   void check_waiters(Agent& g);
+  void move(Agent& g, VcpuState to) { move_vcpu(g.cpu, g.state, to); }
   bool idle_now(const Agent& g) const {
-    return g.idle && !g.in_handler && g.inbound == 0 && g.pending_head == g.pending.size() && !g.need_resched;
+    return is_idle(g.state) && g.inbound == 0 && g.pending_head == g.pending.size() && !g.need_resched;
   }
   bool polling_at(const Agent& g, Ps t) const {
-    return g.idle && g.rest == Rest::Poll && g.polling_flag && (g.in_handler || t >= g.idle_from);
+    return g.state == VcpuState::Polling ? t >= g.idle_from
+                                         : g.state == VcpuState::Interrupt && g.resume == VcpuState::Polling;
   }
   /// One-way cache-line transfer between two vCPUs' pCPUs (Host::c2c), from a table built once when
   /// the host has no per-pair overrides.
@@ -355,11 +373,11 @@ Core::Core(RunConfig& cfg, Pricer& pricer)
     g.pcpu = v.pcpu;
     g.node = host.cpu(v.pcpu).node;
     g.core = host.cpu(v.pcpu).core;
-    g.rest = v.initial_state == topology::VcpuState::Halted    ? Rest::Halt
-             : v.initial_state == topology::VcpuState::Polling ? Rest::Poll
-                                                                : Rest::Spin;
-    any_halt |= g.rest == Rest::Halt;
-    any_poll |= g.rest == Rest::Poll;
+    g.rest = v.initial_state == topology::VcpuState::Halted    ? VcpuState::Halted
+             : v.initial_state == topology::VcpuState::Polling ? VcpuState::Polling
+                                                                : VcpuState::IdleSpin;
+    any_halt |= g.rest == VcpuState::Halted;
+    any_poll |= g.rest == VcpuState::Polling;
     g.csdq = sim::Occupancy(fmt::format("vcpu{}.call_single_queue", v.cpu), kWaitResolution);
     g.irq = sim::Resource(fmt::format("vcpu{}.interrupts", v.cpu), kWaitResolution);
     g.pending.reserve(4);
@@ -509,12 +527,11 @@ void Core::mark(Agent& g, Ps now) {
   ++marks_;
   if (obs_) [[unlikely]] observe_mark(now, g.cpu);
   if (cfg_.iterations > 0 && marks_ == cfg_.warmup + 1 && !measuring_) begin_window(now);
-  if (g.marked && g.mark_measured) {
+  if (g.mark_at != sim::kNever && g.mark_measured) {
     if (g.iteration_lost) ++lost_iterations_;
     else out_.iteration.record(now - g.mark_at);
     ++measured_iterations_;
   }
-  g.marked = true;
   g.mark_at = now;
   g.mark_measured = measuring_;
   g.iteration_lost = false;
@@ -526,15 +543,14 @@ void Core::mark(Agent& g, Ps now) {
 }
 
 void Core::schedule_step(Agent& g, Ps t) {
-  if (g.step_scheduled && g.step_at <= t) return;  // the earlier step re-evaluates and reschedules
-  g.step_scheduled = true;
+  if (g.step_at <= t) return;  // the earlier step re-evaluates and reschedules (kNever: none scheduled)
   g.step_at = t;
   const std::uint32_t gen = ++g.step_gen;
   const unsigned a = g.cpu;
   sim_.at(t, [this, a, gen](sim::Simulator&) {
     Agent& ag = agents_[a];
     if (ag.step_gen != gen) return;  // superseded by an earlier reschedule
-    ag.step_scheduled = false;
+    ag.step_at = sim::kNever;
     step(a);
   });
 }
@@ -568,7 +584,7 @@ void Core::observe_step(unsigned cpu, const sim::Resource* r, Ps asked, Ps start
 void Core::step(unsigned a) {
   Agent& g = agents_[a];
   const Ps now = sim_.now();
-  if (g.in_handler) {
+  if (g.in_handler()) {
     g.deferred = true;
     return;
   }
@@ -588,7 +604,6 @@ void Core::step(unsigned a) {
         schedule_step(g, due);
         return;
       }
-      g.interruptible = false;
       if (g.phase == Phase::Compute) finish_op(g, now);
       else if (g.phase == Phase::CallQueue) do_call(g, now);
       else do_wake(g, now);
@@ -616,14 +631,13 @@ void Core::step(unsigned a) {
         schedule_step(g, g.op.time);
         return;
       }
-      g.idle = false;
-      g.polling_flag = false;
+      move(g, VcpuState::Running);
       g.idle_from = sim::kNever;
       finish_op(g, now);
       return;
     case Phase::Blocked:
-      if (!g.woken) return;  // resumed by the wake entry
-      g.woken = false;
+      if (g.task != TaskState::Woken) return;  // resumed by the wake entry
+      g.task = TaskState::Runnable;
       finish_op(g, now);
       return;
     case Phase::WaitIdle: {
@@ -673,7 +687,6 @@ void Core::begin_op(Agent& g, Ps now) {
         bd_.add(s.id, d);
       }
       g.phase = Phase::Compute;
-      g.interruptible = !g.op.host;
       g.base_due = now + d;
       if (g.op.host) g.irq_off_until = std::max(g.irq_off_until, g.base_due);  // out of the guest: interrupts wait
       schedule_step(g, g.base_due);
@@ -689,7 +702,6 @@ void Core::begin_op(Agent& g, Ps now) {
         bd_.add(csd_queue_.id, d);
       }
       g.phase = Phase::CallQueue;
-      g.interruptible = true;
       g.base_due = now + d;
       schedule_step(g, g.base_due);
       return;
@@ -703,19 +715,18 @@ void Core::begin_op(Agent& g, Ps now) {
       const Ps d = ttwu_queue_.sample(rng_);
       bd_.add(ttwu_queue_.id, d);
       g.phase = Phase::WakeQueue;
-      g.interruptible = true;
       g.base_due = now + d;
       schedule_step(g, g.base_due);
       return;
     }
     case Op::Code::Block: {
       if (!cfg_.uses_wakeups) throw std::logic_error("vm_run: Op::Block without RunConfig::uses_wakeups");
-      if (g.wake_pending) {  // woken before it slept: the task does not block
-        g.wake_pending = false;
+      if (g.task == TaskState::WokenEarly) {  // woken before it slept: the task does not block
+        g.task = TaskState::Runnable;
         finish_op(g, now);
         return;
       }
-      g.task_blocked = true;
+      g.task = TaskState::Blocked;
       g.phase = Phase::Blocked;
       const Ps d = context_switch_.sample(rng_);
       bd_.add(context_switch_.id, d);
@@ -862,9 +873,10 @@ void Core::do_call(Agent& g, Ps now) {
 void Core::do_wake(Agent& g, Ps now) {
   Agent& t = agents_[static_cast<std::size_t>(g.op.target)];
   g.send_start = g.send_end = now;
-  if (!t.task_blocked) {
-    // The task has not slept yet (or a wake entry is already queued): ttwu finds it runnable.
-    t.wake_pending = t.phase != Phase::Blocked;
+  if (t.task != TaskState::Blocked) {
+    // The task has not slept yet (or a wake entry is already queued, or has run): ttwu finds it
+    // runnable.
+    if (t.task == TaskState::Runnable) t.task = TaskState::WokenEarly;
   } else {
     Csd e;
     e.sender = g.cpu;
@@ -873,7 +885,7 @@ void Core::do_wake(Agent& g, Ps now) {
     e.queued = now;
     e.origin = g.op_start;
     need_.clear();
-    t.task_blocked = false;  // one wake entry per sleep
+    t.task = TaskState::WakeQueued;  // one wake entry per sleep
     if (obs_) [[unlikely]] observe_queue(now, g.cpu, std::span<const unsigned>(&t.cpu, 1), true);
     enqueue(g, t.cpu, e, now, need_);
     if (need_.size() == 1 && skip_polling(g, need_[0], now)) need_.clear();
@@ -1007,7 +1019,7 @@ void Core::withdraw(Agent& target, unsigned sender, std::uint32_t serial, Ps now
       }
     }
     if (c.wake) {
-      agents_[target.cpu].task_blocked = true;
+      agents_[target.cpu].task = TaskState::Blocked;
     }
   }
   q.resize(from);
@@ -1126,7 +1138,7 @@ void Core::arrive(unsigned a, const PendingIrq& in) {
   if (obs_ && irq.merged) [[unlikely]] observe_merge(now, g, irq);
   if (!irq.merged) g.irq.arrive(now);
   g.pending.push_back(irq);
-  if (g.in_handler || g.take_scheduled) return;
+  if (g.in_handler() || g.take_scheduled) return;
   if (now >= g.irq_off_until) {
     take(a);
     return;
@@ -1141,7 +1153,7 @@ void Core::arrive(unsigned a, const PendingIrq& in) {
 void Core::take(unsigned a) {
   Agent& g = agents_[a];
   const Ps now = sim_.now();
-  if (g.in_handler || g.take_scheduled || g.pending_head == g.pending.size()) return;
+  if (g.in_handler() || g.take_scheduled || g.pending_head == g.pending.size()) return;
   if (now < g.irq_off_until) {
     g.take_scheduled = true;
     sim_.at(g.irq_off_until, [this, a](sim::Simulator&) {
@@ -1155,13 +1167,13 @@ void Core::take(unsigned a) {
   served_.clear();
   for (std::size_t i = g.pending_head; i < g.pending.size(); ++i)
     if (g.pending[i].vector == irq.vector && g.pending[i].body == irq.body) served_.push_back(i);
-  const bool halted = g.idle && g.rest == Rest::Halt && irq.arrived >= g.idle_from;
+  const bool halted = g.state == VcpuState::Halted && irq.arrived >= g.idle_from;
   const ArrivalSteps& arr = mech_.arrival();
   const Ps start = run_steps(halted ? arr.halted : arr.running, now, g.hv);
   if (halted) g.idle_from = sim::kNever;
-  g.in_handler = true;
+  g.resume = g.state;
+  move(g, VcpuState::Interrupt);
   g.handler_start = start;
-  g.stealing = g.interruptible;
   const Ps d_entry = irq_entry_.sample(rng_);
   bd_.add(irq_entry_.id, d_entry);
   const Ps entry = start + d_entry;
@@ -1268,7 +1280,7 @@ void Core::flush(unsigned a) {
   t = run_steps(tail_, t, g.hv);
   g.irq.serve(g.handler_start, t);
   if (cfg_.observer) cfg_.observer->on_handler(a, g.svc_ipi, g.handler_start, g.svc_entry, t);
-  if (woke) g.woken = true;
+  if (woke) g.task = TaskState::Woken;
   handler_done(g, t, g.handler_start);
 }
 
@@ -1276,7 +1288,7 @@ void Core::idle_flush(unsigned a) {
   Agent& g = agents_[a];
   const Ps now = sim_.now();
   g.idle_flush_scheduled = false;
-  if (g.in_handler) {  // seen when the handler returns to the idle loop
+  if (g.in_handler()) {  // seen when the handler returns to the idle loop
     g.idle_flush_deferred = true;
     return;
   }
@@ -1286,18 +1298,16 @@ void Core::idle_flush(unsigned a) {
     return;
   }
   g.need_resched = false;
-  g.polling_flag = false;
   // flush_smp_call_function_queue() from the idle loop (interrupts off), no interrupt entry/exit.
   bool woke = false;
   const Ps t = run_queue(g, now, now, now, &woke);
   if (cfg_.observer) cfg_.observer->on_handler(a, kNoIpi, now, now, t);
   g.irq_off_until = std::max(g.irq_off_until, t);
   if (woke && g.phase == Phase::Blocked) {
-    g.woken = true;
+    g.task = TaskState::Woken;
     leave_idle_for_task(g, t);
-  } else if (g.idle) {
-    g.polling_flag = true;  // back to polling
-    g.idle_from = t;
+  } else if (g.idle()) {
+    g.idle_from = t;  // back to polling
   }
   if (g.pending_head < g.pending.size() && !g.take_scheduled) {
     g.take_scheduled = true;
@@ -1310,25 +1320,22 @@ void Core::idle_flush(unsigned a) {
 }
 
 void Core::handler_done(Agent& g, Ps end, Ps start) {
-  g.in_handler = false;
-  if (g.stealing && end > start) g.stolen += end - start;
-  g.stealing = false;
+  const bool stealing = g.interruptible();  // as when it was taken: the phase has not changed
+  move(g, g.resume);
+  if (stealing && end > start) g.stolen += end - start;
   g.irq_off_until = std::max(g.irq_off_until, end);
-  if (g.woken && g.phase == Phase::Blocked && g.idle) {
+  if (g.task == TaskState::Woken && g.phase == Phase::Blocked && is_idle(g.state)) {
     leave_idle_for_task(g, end);
-  } else if (g.idle) {
-    switch (g.rest) {
-      case Rest::Halt: {
+  } else if (is_idle(g.state)) {
+    switch (g.state) {
+      case VcpuState::Halted: {
         // Back to HLT: the exit and the host descheduling the vCPU.
         const Ps e = run_steps(halt_steps_, end, g.hv);
         g.idle_from = e;
         g.irq_off_until = std::max(g.irq_off_until, e);
         break;
       }
-      case Rest::Poll:
-        g.idle_from = end;
-        break;
-      case Rest::Spin:
+      default:  // Polling, IdleSpin
         g.idle_from = end;
         break;
     }
@@ -1358,10 +1365,9 @@ void Core::handler_done(Agent& g, Ps end, Ps start) {
 }
 
 void Core::go_idle(Agent& g, Ps t) {
-  g.idle = true;
-  g.interruptible = false;
+  move(g, g.rest);
   switch (g.rest) {
-    case Rest::Halt: {
+    case VcpuState::Halted: {
       if (t == Ps{0}) {  // the vCPU starts in HLT
         g.idle_from = t;
         break;
@@ -1371,12 +1377,7 @@ void Core::go_idle(Agent& g, Ps t) {
       g.irq_off_until = std::max(g.irq_off_until, e);
       break;
     }
-    case Rest::Poll:
-      g.idle_from = t;
-      g.polling_flag = true;
-      g.irq_off_until = std::max(g.irq_off_until, t);
-      break;
-    case Rest::Spin:
+    default:  // Polling, IdleSpin
       g.idle_from = t;
       g.irq_off_until = std::max(g.irq_off_until, t);
       break;
@@ -1389,10 +1390,9 @@ void Core::leave_idle_for_task(Agent& g, Ps t) {
   const Ps d = context_switch_.sample(rng_);
   bd_.add(context_switch_.id, d);
   const Ps run = t + d;
-  g.idle = false;
-  g.polling_flag = false;
+  move(g, VcpuState::Running);
   g.idle_from = sim::kNever;
-  g.woken = true;
+  g.task = TaskState::Woken;
   g.irq_off_until = std::max(g.irq_off_until, run);
   if (measuring_) out_.wake.record(run - g.wake_origin);
   schedule_step(g, run);
