@@ -76,6 +76,9 @@
 // warmup + iterations + 1. With iterations == 0 it runs until every program stops (replay).
 // Throughput and utilisation are over that window of simulated time.
 //
+// vCPU state (vcpu_state.h): each vCPU is running, taking an interrupt, or in its idle state
+// (halted, polling idle, idle spinning), with checked moves. The core's own files: vm_core.h.
+//
 // Determinism: one sim::Simulator and one sim::Rng per run; events at equal times run in the order
 // scheduled; plans are pure functions of their request (cached); nothing here is global, so runs
 // can go in parallel threads. Memory: O(vCPUs + pending events + cached plans (bounded)).
