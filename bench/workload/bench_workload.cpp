@@ -33,6 +33,8 @@
 //   scenario   the built-in tlb-shootdown-storm scenario's shape (think exponential, mean 20 us) at
 //              256 vCPUs: overloaded too at this size (30-90 calls per interrupt).
 //
+// Later figures, ratios to each starting commit and instructions per run: bench/workload/README.md
+// (compare.sh, instructions.sh there).
 // Figures, storm shape (branch perf2 against its starting commit 557f657, both binaries side by side
 // in the same minutes on the shared 2-core development VM; medians of 5 repetitions; the quietest
 // round, and the now/base ratio over 5 rounds, which moves less than the figures as other builds

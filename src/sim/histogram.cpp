@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace ipilab::sim {
@@ -41,14 +42,16 @@ void Histogram::record_n(std::int64_t v, std::uint64_t n) {
     min_ = std::min(min_, v);
     max_ = std::max(max_, v);
   }
-  // Welford / Chan update with n equal samples.
-  const double x = static_cast<double>(v);
-  const double nb = static_cast<double>(n);
-  const double na = static_cast<double>(count_);
-  const double delta = x - welford_mean_;
-  const double total = na + nb;
-  welford_mean_ += delta * nb / total;
-  welford_m2_ += delta * delta * na * nb / total;
+  if (moments_ == Moments::Kept) {
+    // Welford / Chan update with n equal samples.
+    const double x = static_cast<double>(v);
+    const double nb = static_cast<double>(n);
+    const double na = static_cast<double>(count_);
+    const double delta = x - welford_mean_;
+    const double total = na + nb;
+    welford_mean_ += delta * nb / total;
+    welford_m2_ += delta * delta * na * nb / total;
+  }
   count_ += n;
   sum_ += static_cast<unsigned __int128>(v) * n;
 }
@@ -83,11 +86,14 @@ void Histogram::merge(const Histogram& o) {
     min_ = std::min(min_, o.min_);
     max_ = std::max(max_, o.max_);
   }
-  const double na = static_cast<double>(count_), nb = static_cast<double>(o.count_);
-  const double delta = o.welford_mean_ - welford_mean_;
-  const double total = na + nb;
-  welford_mean_ += delta * nb / total;
-  welford_m2_ += o.welford_m2_ + delta * delta * na * nb / total;
+  if (o.moments_ == Moments::Skipped) moments_ = Moments::Skipped;
+  if (moments_ == Moments::Kept) {
+    const double na = static_cast<double>(count_), nb = static_cast<double>(o.count_);
+    const double delta = o.welford_mean_ - welford_mean_;
+    const double total = na + nb;
+    welford_mean_ += delta * nb / total;
+    welford_m2_ += o.welford_m2_ + delta * delta * na * nb / total;
+  }
   count_ += o.count_;
   sum_ += o.sum_;
 }
@@ -106,6 +112,7 @@ double Histogram::mean() const noexcept {
 }
 
 double Histogram::stddev() const noexcept {
+  if (moments_ == Moments::Skipped) return std::numeric_limits<double>::quiet_NaN();
   if (count_ < 2) return 0.0;
   return std::sqrt(welford_m2_ / static_cast<double>(count_));
 }

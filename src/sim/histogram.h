@@ -46,9 +46,18 @@ struct Summary {
   double p50 = 0, p90 = 0, p99 = 0, p999 = 0;
 };
 
+/// What a histogram keeps beside its buckets, count, sum and extremes: Kept (the default) also keeps
+/// the running standard deviation (Welford's update: a division per sample); Skipped does not, and
+/// stddev() is then NaN. Skipped is for histograms that are only asked for percentiles (a resource's
+/// queueing delays, WaitLog), where that division would be the one long-latency step of recording.
+enum class Moments : std::uint8_t { Kept, Skipped };
+
 class Histogram {
  public:
   static constexpr int kPrecisionBits = 7;
+
+  Histogram() = default;
+  explicit Histogram(Moments moments) : moments_(moments) {}
   /// Bound on the relative error of percentile() against the true sample at that rank.
   static constexpr double kMaxRelativeError = 1.0 / 256.0;
 
@@ -63,13 +72,15 @@ class Histogram {
       if (v < min_) min_ = v;
       if (v > max_) max_ = v;
     }
-    // record_n's Welford / Chan update with nb = 1: x * 1.0 == x exactly, so these are its values.
-    const double x = static_cast<double>(v);
-    const double na = static_cast<double>(count_);
-    const double delta = x - welford_mean_;
-    const double total = na + 1.0;
-    welford_mean_ += delta / total;
-    welford_m2_ += delta * delta * na / total;
+    if (moments_ == Moments::Kept) {
+      // record_n's Welford / Chan update with nb = 1: x * 1.0 == x exactly, so these are its values.
+      const double x = static_cast<double>(v);
+      const double na = static_cast<double>(count_);
+      const double delta = x - welford_mean_;
+      const double total = na + 1.0;
+      welford_mean_ += delta / total;
+      welford_m2_ += delta * delta * na / total;
+    }
     ++count_;
     sum_ += static_cast<unsigned __int128>(static_cast<std::uint64_t>(v));
   }
@@ -80,7 +91,7 @@ class Histogram {
   /// std::invalid_argument.
   void add(std::uint64_t v);
 
-  /// Adds every sample of `other` (as if recorded here).
+  /// Adds every sample of `other` (as if recorded here). If either skips its moments, so does the result.
   void merge(const Histogram& other);
   /// Forgets all samples (keeps the allocated buckets).
   void reset();
@@ -90,7 +101,7 @@ class Histogram {
   std::int64_t min() const noexcept { return count_ ? min_ : 0; }
   std::int64_t max() const noexcept { return count_ ? max_ : 0; }
   double mean() const noexcept;
-  /// Population standard deviation; 0 when fewer than 2 samples.
+  /// Population standard deviation; 0 when fewer than 2 samples; NaN if moments are Skipped.
   double stddev() const noexcept;
   /// Nearest-rank percentile, q in [0, 100] (clamped); 0 when empty. Error: see kMaxRelativeError.
   double percentile(double q) const noexcept;
@@ -153,6 +164,7 @@ class Histogram {
   unsigned __int128 sum_ = 0;
   std::int64_t min_ = 0, max_ = 0;
   double welford_mean_ = 0, welford_m2_ = 0;
+  Moments moments_ = Moments::Kept;
 };
 
 }  // namespace ipilab::sim

@@ -136,7 +136,7 @@ class WaitLog {
   std::int64_t res_;
   std::size_t n_ = 0;
   std::int64_t buf_[kBatch];
-  Histogram hist_;
+  Histogram hist_{Moments::Skipped};  // only its percentiles are read
 };
 
 class Resource {
@@ -174,7 +174,8 @@ class Resource {
   Ps max_wait() const noexcept { return max_wait_; }
   /// Sum of the durations served (busy time).
   Ps busy_time() const noexcept { return busy_time_; }
-  /// The queueing delays, in units of the wait resolution (ps by default).
+  /// The queueing delays, in units of the wait resolution (ps by default); percentiles only (its
+  /// stddev() is NaN: Moments::Skipped).
   Histogram waits() const { return waits_.histogram(); }
   Ps wait_resolution() const noexcept { return Ps{waits_.resolution()}; }
   /// busy_time / elapsed, in [0, 1] when elapsed covers the run (0 if elapsed <= 0).

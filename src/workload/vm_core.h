@@ -157,6 +157,12 @@ struct Agent {
   std::vector<Csd> queue;
   std::uint64_t queue_ipi = kNoIpi;  // the IPI that will run the queue (kNoIpi: the idle loop will)
 
+  // Its last send's plan (Core::plan_for): the key and the cache entry, valid while last_plan_gen is
+  // the cache's generation.
+  std::vector<std::uint32_t> last_plan_key;
+  const std::shared_ptr<const SendPlan>* last_plan = nullptr;
+  std::uint64_t last_plan_gen = 0;
+
   // The task on this vCPU (wakeup workload).
   TaskState task = TaskState::Runnable;
   Ps wake_origin{};
@@ -211,7 +217,10 @@ class Core {
   Ps send_steps(Agent& g, Ps t, const std::shared_ptr<const SendPlan>& plan, bool call, const Op& op,
                 std::uint32_t vector, std::span<const unsigned> asked);
   void launch(const std::shared_ptr<const SendPlan>& plan, std::uint32_t d, Ps t, PendingIrq irq);
-  std::shared_ptr<const SendPlan> plan_for(unsigned sender, std::span<const unsigned> targets, Addressing a,
+  /// The plan of a send (cached: plans are pure). The reference is into the cache: valid until the
+  /// next plan_for (which may clear it), so a caller uses it for one send and keeps a copy (InFlight)
+  /// only for what outlives that.
+  const std::shared_ptr<const SendPlan>& plan_for(unsigned sender, std::span<const unsigned> targets, Addressing a,
                                            std::uint32_t vector);
   void withdraw(Agent& target, unsigned sender, std::uint32_t serial, Ps now, const std::string& reason);
   void notify_entry(unsigned sender, std::uint32_t serial, Ps entry);
@@ -289,6 +298,13 @@ class Core {
   std::vector<PlanStep> halt_steps_;
 
   std::unordered_map<std::vector<std::uint32_t>, std::shared_ptr<const SendPlan>, VecHash> plans_;
+  std::uint64_t plan_gen_ = 0;  // counts plans_.clear(): a vCPU's last_plan from an older one is gone
+  const std::shared_ptr<const SendPlan>& remember_plan(Agent& g, const std::shared_ptr<const SendPlan>& p) {
+    g.last_plan_key = key_;
+    g.last_plan = &p;  // unordered_map nodes do not move on insert or rehash
+    g.last_plan_gen = plan_gen_;
+    return p;
+  }
   std::size_t plan_cache_steps_ = 0;  // sender steps + deliveries + path steps of the cached plans
   std::vector<InFlight> flight_;
   std::vector<std::uint32_t> flight_free_;

@@ -3,20 +3,24 @@
 
 namespace ipilab::workload::vm_core {
 
-std::shared_ptr<const SendPlan> Core::plan_for(unsigned sender, std::span<const unsigned> targets, Addressing a,
+const std::shared_ptr<const SendPlan>& Core::plan_for(unsigned sender, std::span<const unsigned> targets, Addressing a,
                                                std::uint32_t vector) {
   key_.clear();
   key_.push_back(sender);
   key_.push_back(vector);
   key_.push_back(static_cast<std::uint32_t>(a));
   for (unsigned t : targets) key_.push_back(t);
+  // The sender's last plan first (a unicast loop asks for the same one every time), then the cache.
+  Agent& g = agents_[sender];
+  if (g.last_plan && g.last_plan_gen == plan_gen_ && g.last_plan_key == key_) return *g.last_plan;
   auto it = plans_.find(key_);
-  if (it != plans_.end()) return it->second;
+  if (it != plans_.end()) return remember_plan(g, it->second);
   // Bounded memory (plans are pure, so forgetting them changes no result): at most 8192 plans and
   // kPlanCacheSteps steps in all, so a storm over thousands of vCPUs with large varying target sets
   // keeps its cache to a few tens of MB.
   if (plans_.size() >= 8192 || plan_cache_steps_ >= kPlanCacheSteps) {
     plans_.clear();
+    ++plan_gen_;  // every vCPU's last_plan pointed into the cache
     plan_cache_steps_ = 0;
   }
   SendRequest req;
@@ -29,7 +33,7 @@ std::shared_ptr<const SendPlan> Core::plan_for(unsigned sender, std::span<const 
   for (const PlannedDelivery& d : plan->deliveries) plan_cache_steps_ += d.path.size();
   for (const auto& n : plan->notes)
     if (notes_.size() < 8 && std::find(notes_.begin(), notes_.end(), n) == notes_.end()) notes_.push_back(n);
-  return plans_.emplace(key_, std::move(plan)).first->second;
+  return remember_plan(g, plans_.emplace(key_, std::move(plan)).first->second);
 }
 
 
@@ -53,7 +57,7 @@ void Core::do_call(Agent& g, Ps now) {
     const Addressing a = one ? Addressing::One : g.op.addressing;
     const std::uint32_t vector = one && g.op.targets.size() > 1 ? cfg_.call_single_vector : g.op.vector;
     call_targets_.assign(need_.begin(), need_.end());
-    auto plan = plan_for(g.cpu, call_targets_, a, vector);
+    const auto& plan = plan_for(g.cpu, call_targets_, a, vector);
     execute_send(g, now, plan, true, g.op, vector, call_targets_);
   }
   g.phase = g.op.wait ? Phase::Waiting : Phase::SendDone;
@@ -82,7 +86,7 @@ void Core::do_wake(Agent& g, Ps now) {
     if (need_.size() == 1 && skip_polling(g, need_[0], now)) need_.clear();
     if (!need_.empty()) {
       call_targets_.assign(need_.begin(), need_.end());
-      auto plan = plan_for(g.cpu, call_targets_, Addressing::One, g.op.vector);
+      const auto& plan = plan_for(g.cpu, call_targets_, Addressing::One, g.op.vector);
       execute_send(g, now, plan, true, g.op, g.op.vector, call_targets_);
     }
   }
@@ -96,7 +100,7 @@ void Core::do_ipi(Agent& g, Ps now) {
   g.pending_acks = g.op.wait ? static_cast<std::uint32_t>(ts.size()) : 0;
   cons_.requests += ts.size();
   cons_.own_ipi += ts.size();
-  auto plan = plan_for(g.cpu, ts, g.op.addressing, g.op.vector);
+  const auto& plan = plan_for(g.cpu, ts, g.op.addressing, g.op.vector);
   execute_send(g, now, plan, false, g.op, g.op.vector, ts);
   g.phase = g.op.wait ? Phase::Waiting : Phase::SendDone;
   if (g.op.wait && g.pending_acks > 0) return;

@@ -63,6 +63,32 @@ TEST(Histogram, LognormalLatencies_PercentilesWithinStatedError) {
   expect_percentiles_within_error(v);
 }
 
+// Moments::Skipped keeps everything but the standard deviation: the same buckets, percentiles,
+// count, mean and extremes as a histogram that keeps it, and stddev() NaN, also after a merge.
+TEST(Histogram, SkippedMoments_SameFiguresButStddevIsNaN) {
+  Rng rng(7);
+  Histogram kept, skipped(Moments::Skipped);
+  for (int i = 0; i < 5000; ++i) {
+    const auto v = static_cast<std::int64_t>(rng.uniform_below(1'000'000));
+    kept.record(v);
+    skipped.record(v);
+  }
+  kept.record_n(123456, 3);
+  skipped.record_n(123456, 3);
+  EXPECT_EQ(skipped.count(), kept.count());
+  EXPECT_EQ(skipped.mean(), kept.mean());
+  EXPECT_EQ(skipped.min(), kept.min());
+  EXPECT_EQ(skipped.max(), kept.max());
+  for (double q : {1.0, 50.0, 90.0, 99.0, 99.9}) EXPECT_EQ(skipped.percentile(q), kept.percentile(q)) << q;
+  EXPECT_GT(kept.stddev(), 0.0);
+  EXPECT_TRUE(std::isnan(skipped.stddev()));
+  Histogram merged;
+  merged.record(5);
+  merged.merge(skipped);  // a histogram without moments makes the merge one without them
+  EXPECT_TRUE(std::isnan(merged.stddev()));
+  EXPECT_EQ(merged.count(), kept.count() + 1);
+}
+
 TEST(Histogram, CountMeanMinMax_AreExact) {
   Histogram h;
   const std::vector<std::int64_t> v = {3'000'017, 1'000'003, 2'000'009, 5};
