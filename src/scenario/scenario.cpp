@@ -9,6 +9,8 @@
 #include "common/file.h"
 #include "common/suggest.h"
 #include "topology/toml_read.h"
+#include "workload/counters.h"
+#include "workload/workload.h"
 
 namespace ipilab::scenario {
 
@@ -71,6 +73,22 @@ Expectation read_expect_entry(const std::string& file, const std::string& varian
   }
   r.finish();
   return e;
+}
+
+// An expectation must name a counter of the catalog or a metric the scenario's workload reports.
+// (An unknown workload is left to the runner, which names the known ones.)
+void check_expect_key(const Expectation& e, std::string_view workload_name) {
+  if (workload::find_counter(e.key)) return;
+  const auto all = workload::list_workloads();
+  const auto w = std::find_if(all.begin(), all.end(), [&](const workload::WorkloadInfo* i) { return i->name == workload_name; });
+  if (w == all.end()) return;
+  const auto& metrics = (*w)->metrics;
+  if (std::find(metrics.begin(), metrics.end(), e.key) != metrics.end()) return;
+  std::vector<std::string> names = metrics;
+  for (auto& c : workload::counter_names()) names.push_back(std::move(c));
+  throw InputError(e.place, fmt::format("'{}' is neither a counter nor a metric of workload '{}'{} (its metrics: {}; "
+                                        "counters: 'ipilab list --counters')",
+                                        e.key, workload_name, did_you_mean(e.key, names), join_names(metrics)));
 }
 
 }  // namespace
@@ -203,6 +221,7 @@ Scenario parse_scenario(std::string_view text, const std::string& file) {
       for (const auto& [ek, en] : *t) {
         if (ek.str() == "tolerance") continue;
         s.expect.push_back(read_expect_entry(file, vname, ek, en, tolerance));
+        check_expect_key(s.expect.back(), s.workload);
       }
     }
   }

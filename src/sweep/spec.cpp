@@ -12,7 +12,9 @@
 
 #include "common/error.h"
 #include "common/file.h"
+#include "common/suggest.h"
 #include "topology/toml_read.h"
+#include "workload/counters.h"
 
 namespace ipilab::sweep {
 
@@ -385,6 +387,9 @@ PlotSpec read_plot(const toml::node& pn, const std::vector<Axis>& axes, const st
   if (p.value != "mean" && p.value != "p50" && p.value != "p99" && p.value != "change_pct" &&
       !(p.value.rfind("counter.", 0) == 0 && p.value.size() > 8))
     r.fail("value", fmt::format("'{}' is not mean, p50, p99, change_pct or counter.NAME", p.value));
+  if (p.value.rfind("counter.", 0) == 0 && !workload::find_counter(p.value.substr(8)))
+    r.fail("value", fmt::format("'{}' names no counter{} (the counters: 'ipilab list --counters')", p.value.substr(8),
+                                did_you_mean(p.value.substr(8), workload::counter_names())));
   p.x_scale = axes[p.x].numeric() ? PlotSpec::Scale::Linear : PlotSpec::Scale::Category;
   if (scale) {
     const Axis& ax = axes[p.x];

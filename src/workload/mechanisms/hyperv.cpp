@@ -50,6 +50,7 @@
 #include "topology/toml_read.h"
 #include "workload/mechanisms/builtin.h"
 #include "workload/mechanisms/x86_common.h"
+#include "workload/counters.h"
 
 namespace ipilab::workload {
 namespace {
@@ -265,16 +266,16 @@ class HyperV final : public Mechanism {
     auto first_time = [&](unsigned cpu) {
       const bool first = !got[cpu];
       got[cpu] = true;
-      if (!first) count(p, kDuplicated, "duplicated");
+      if (!first) count(p, kDuplicated, counters::duplicated);
       return first;
     };
     for (std::size_t i = 0; i < s.send.hypercalls.size() && i < s.outcomes.size(); ++i) {
       const hv::HypercallOutcome& o = s.outcomes[i];
       p.sender.push_back(site(kExit, "VM exit for the hypercall", vm_exit_entry, 1, Lane::Exit));
       p.sender.push_back(site(kDispatch, "hypercall dispatch and return", hv_hypercall_entry_exit, 1, Lane::Exit));
-      count(p, kHypercalls, "hypercalls");
+      count(p, kHypercalls, counters::hypercalls);
       add_counter_id(p, call_counter(o.control.call_code));
-      count(p, kVmExits, "vm_exits");
+      count(p, kVmExits, counters::vm_exits);
       if (o.control.fast) {
         p.sender.push_back(site(kFast, "fast hypercall: read inputs from registers", hv_fast_input_decode, 1, Lane::Exit));
       } else {
@@ -285,7 +286,7 @@ class HyperV final : public Mechanism {
         if (o.work.banks_read)
           p.sender.push_back(site(kBanks, "decode sparse vpset banks", hv_vpset_bank_decode, o.work.banks_read, Lane::Exit));
       }
-      if (!o.success()) count(p, kFailed, "hypercalls_failed");
+      if (!o.success()) count(p, kFailed, counters::hypercalls_failed);
       // The post step and each target node's interconnect step are priced once per send, on first
       // use (so the breakdown registers its rows in the same order as pricing every delivery would).
       p.sender.reserve(p.sender.size() + o.delivered.size());
@@ -302,7 +303,7 @@ class HyperV final : public Mechanism {
       }
     }
     if (s.send.native) {
-      count(p, kNative, "native_fallbacks");
+      count(p, kNative, counters::native_fallbacks);
       const hv::NativeSend& n = *s.send.native;
       std::vector<unsigned> cpus(n.cpus.begin(), n.cpus.end());
       x86::GuestSend gs;
@@ -507,7 +508,7 @@ class HyperV final : public Mechanism {
   CounterId call_counter(std::uint16_t code) {
     for (const auto& [c, id] : call_counters_)
       if (c == code) return id;
-    const CounterId id = pricer_->counter("hypercalls." + std::string(hv::call_code_name(code)));
+    const CounterId id = pricer_->counter(per_call_counter(hv::call_code_name(code)));
     call_counters_.emplace_back(code, id);
     return id;
   }
