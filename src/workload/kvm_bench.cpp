@@ -14,7 +14,7 @@
 //                  (batch means, loop control included), so a sample here draws it once for its whole
 //                  batch (batch x one draw, plus the read); an iteration of the run is one sample.
 //
-// Timing, as the harness does it (measure/estimator.h): one timestamp pair per sample of `batch`
+// Timing, as the harness does it (common/estimator.h): one timestamp pair per sample of `batch`
 // iterations; a sample is (t1 - t0) / batch, t0 the start of the first read (guest.counter_read: the
 // cost the harness's `counter-read` case measures, once per sample) and t1 the end of the last
 // iteration; every iteration has its loop control (guest.bench_loop). With a halted target, the sender
