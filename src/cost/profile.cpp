@@ -178,6 +178,212 @@ Profile Profile::from_document(const toml::table& root, std::string_view file) {
   return load_layer(root, file, chain);
 }
 
+namespace {
+
+// The [profile] table of one file, read and checked on its own (before the base it extends).
+struct LayerMeta {
+  std::string name;
+  std::optional<std::string> description, host, extends, clock_source;
+  std::optional<double> clock;
+};
+
+LayerMeta read_layer_meta(TableReader& m) {
+  LayerMeta l;
+  l.name = m.req_string("name");
+  l.description = m.opt_string("description");
+  l.host = m.opt_string("host");
+  l.extends = m.opt_string("extends");
+  l.clock = m.opt_double("clock_ghz");
+  l.clock_source = m.opt_string("clock_source");
+  const auto& clock = l.clock;
+  const auto& clock_source = l.clock_source;
+  const auto& extends = l.extends;
+  if (clock && !(*clock >= 0.01 && *clock < 100))
+    m.fail("clock_ghz", fmt::format("must be a clock in GHz, from 0.01 to below 100; got {}", *clock));
+  if (clock_source && clock_source->empty()) m.fail("clock_source", "is empty: say where the clock comes from");
+  if (clock && !clock_source) m.fail("clock_source", "missing (a string is required: where clock_ghz comes from)");
+  if (clock_source && !clock) m.fail("clock_source", "needs clock_ghz beside it");
+  if (!extends && !clock) m.fail("clock_ghz", "missing (a number is required; a profile that extends another may inherit it)");
+  m.finish();
+  return l;
+}
+
+// The file `extends = "..."` names: a path (relative to the extending file's folder) or a shipped
+// profile's name; refused when missing, when it closes a cycle or stacks too deep.
+std::string resolve_extends(const TableReader& m, const std::string& what, const std::string& file,
+                            const std::vector<std::string>& chain) {
+  if (what.empty()) m.fail("extends", "is empty: name a shipped profile or a .toml file");
+  const bool is_path = what.find('/') != std::string::npos ||
+                       (what.size() > 5 && what.compare(what.size() - 5, 5, ".toml") == 0);
+  fs::path base;
+  if (is_path) {
+    base = fs::path(what);
+    if (base.is_relative()) base = fs::path(file).parent_path() / base;
+    std::error_code ec;
+    if (!fs::is_regular_file(base, ec))
+      m.fail("extends", fmt::format("no such profile file '{}' (a relative path starts at the extending file's folder)", base.string()));
+  } else {
+    base = data_dir() / "profiles" / (what + ".toml");
+    std::error_code ec;
+    if (!fs::is_regular_file(base, ec)) {
+      const std::vector<std::string> names = shipped_profiles();
+      m.fail("extends", fmt::format("no shipped profile '{}'{} (shipped: {}; a file path must end in .toml or contain '/')", what,
+                                    did_you_mean(what, names), names.empty() ? std::string("none found") : fmt::format("{}", fmt::join(names, ", "))));
+    }
+  }
+  const std::string base_file = base.string();
+  const std::string key = canonical_or_self(base_file);
+  if (std::find(chain.begin(), chain.end(), key) != chain.end()) {
+    std::string path;
+    for (const auto& c : chain) path += shown_file(c) + " -> ";
+    m.fail("extends", fmt::format("cycle: {}{}", path, shown_file(base_file)));
+  }
+  constexpr int kMax = Profile::kMaxExtendsDepth;
+  if (static_cast<int>(chain.size()) >= kMax)
+    m.fail("extends", fmt::format("more than {} levels of extends (this file and {} bases)", kMax, kMax - 1));
+  return base_file;
+}
+
+}  // namespace
+
+// Walks one file's [cost.*]: a table whose dotted path is a catalog key is an entry; a table whose
+// path is a prefix of catalog keys is a namespace; anything else is an unknown key.
+struct Profile::CostReader {
+  Profile& p;
+  const std::string& file;
+
+  void walk(const toml::table& t, const std::string& prefix) {
+    for (const auto& [k, v] : t) {
+      const std::string name = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+      const std::string where = toml_read::place(file, k.source(), "cost." + name);
+      if (const CostKeyInfo* info = find_cost_key(name)) {
+        const auto* et = v.as_table();
+        if (!et) throw InputError(where, fmt::format("expected a table {{ value, unit, source, dist?, spread?, bins?, class? }}, got {}", toml_read::type_name(v)));
+        entry(*et, name, *info);
+      } else if (v.as_table() && is_prefix_of_some_key(name)) {
+        walk(*v.as_table(), name);
+      } else {
+        throw InputError(where, "unknown cost key" + did_you_mean_in(name, catalog(), [](const auto& c) { return c.name; }) +
+                                    " (not in the catalog; 'ipilab list --costs' lists them)");
+      }
+    }
+  }
+  void entry(const toml::table& t, const std::string& name, const CostKeyInfo& info) {
+    TableReader e(t, file, "cost." + name);
+    Cost c;
+    c.name = name;
+    c.from = file;
+    c.value = e.req_double("value");
+    if (!(c.value >= 0) || !std::isfinite(c.value)) e.fail("value", fmt::format("must be >= 0, got {}", c.value));
+    const std::string unit = e.req_string("unit");
+    if (!parse_unit(unit, c.unit))
+      e.fail("unit", fmt::format("unit mismatch: {} is a duration, so unit must be {}; got '{}'", name, units_of(info.kind), unit));
+    const double per = ps_per(c.unit, p.clock_ghz_);
+    if (c.value * per > kMaxPs)
+      e.fail("value", fmt::format("{} {} is out of range for a primitive cost (above 1 s)", c.value, unit));
+
+    read_distribution(e, name, unit, c, per);
+    read_source_and_class(e, c);
+    c.note = e.opt_string("note").value_or("");
+    e.finish();
+    c.mean = p.to_ps(c.value, c.unit);
+    build_sampler(c, per);
+    p.costs_[name] = Entry{std::move(c)};
+  }
+
+  // dist, spread and bins of one entry, by the family's rules (fixed takes no spread, lognormal and
+  // normal need one, empirical needs bins whose mean is the value).
+  void read_distribution(TableReader& e, const std::string& name, const std::string& unit, Cost& c, double per) {
+    const std::optional<double> spread = e.opt_double("spread");
+    if (spread && (!(*spread >= 0) || !std::isfinite(*spread)))
+      e.fail("spread", fmt::format("relative standard deviation must be >= 0, got {}", *spread));
+    if (spread && *spread > kMaxSpread)
+      e.fail("spread", fmt::format("a relative standard deviation of {} is not a plausible cost spread (at most {})", *spread, kMaxSpread));
+    c.spread = spread.value_or(0.0);
+    if (const std::optional<std::string> d = e.opt_string("dist")) {
+      if (!sim::parse_dist(*d, c.dist))
+        e.fail("dist", fmt::format("'{}' is not a distribution: fixed, lognormal, normal, exponential or empirical", *d));
+    } else {
+      c.dist = c.spread > 0 ? sim::DistKind::Lognormal : sim::DistKind::Fixed;
+    }
+    const std::string_view dname = sim::dist_name(c.dist);
+    switch (c.dist) {
+      case sim::DistKind::Fixed:
+        if (c.spread > 0) e.fail("spread", "dist = \"fixed\" takes no spread (use lognormal or normal)");
+        break;
+      case sim::DistKind::Lognormal:
+      case sim::DistKind::Normal:
+        if (!(c.spread > 0)) e.fail(spread ? "spread" : "dist", fmt::format("dist = \"{}\" needs spread > 0 (the relative standard deviation)", dname));
+        if (c.dist == sim::DistKind::Normal && c.spread > kMaxNormalSpread)
+          e.fail("spread", fmt::format("dist = \"normal\" allows spread <= {} (it is clipped at 0 ps; use lognormal for wider spreads), got {}",
+                                       kMaxNormalSpread, c.spread));
+        break;
+      case sim::DistKind::Exponential:
+        if (spread) e.fail("spread", "dist = \"exponential\" takes no spread (its relative standard deviation is 1)");
+        break;
+      case sim::DistKind::Empirical:
+        if (spread) e.fail("spread", "dist = \"empirical\" takes no spread (the bins give the shape)");
+        break;
+    }
+    if (const toml::node* bn = e.node("bins")) {
+      if (c.dist != sim::DistKind::Empirical)
+        e.fail("bins", fmt::format("bins belong to dist = \"empirical\" (this entry is {})", dname));
+      read_bins(*bn, name, c, per);
+    } else if (c.dist == sim::DistKind::Empirical) {
+      e.fail("dist", "dist = \"empirical\" needs bins = [[lo, hi, count], ...]");
+    }
+    if (c.dist == sim::DistKind::Empirical) {
+      const double bm = bins_mean(c.bins);
+      if (std::abs(c.value - bm) > 0.01 * bm)
+        e.fail("value", fmt::format("value {} {} is not the mean of the bins ({:.6g} {}) within 1 %: value is the mean, the bins the shape",
+                                    c.value, unit, bm, unit));
+    }
+
+  }
+
+  void read_source_and_class(TableReader& e, Cost& c) {
+    if (!e.has("source")) e.fail("source", "missing: every cost says where its value comes from (seed figure, paper, measurement)");
+    c.source = e.req_string("source");
+    if (c.source.empty()) e.fail("source", "is empty: say where the value comes from");
+    const CostClass declared = class_of_source(c.source);
+    if (const std::optional<std::string> cls = e.opt_string("class")) {
+      if (!parse_class(*cls, c.cls)) e.fail("class", fmt::format("'{}' is not a class: sourced, estimate, fitted or measured", *cls));
+      if (declared != CostClass::Unclassified && declared != c.cls)
+        e.fail("class", fmt::format("'{}' contradicts the source, which starts with {}", *cls, class_name(declared)));
+    } else {
+      c.cls = declared;
+    }
+  }
+
+  void read_bins(const toml::node& n, const std::string& name, Cost& c, double per) {
+    const std::string key = "cost." + name + ".bins";
+    const toml::array* arr = n.as_array();
+    if (!arr) throw InputError(toml_read::place(file, n.source(), key), fmt::format("expected an array of [lo, hi, count], got {}", toml_read::type_name(n)));
+    if (arr->empty()) throw InputError(toml_read::place(file, n.source(), key), "is empty: give at least one [lo, hi, count]");
+    if (arr->size() > kMaxBins) throw InputError(toml_read::place(file, n.source(), key), fmt::format("{} bins: at most {}", arr->size(), kMaxBins));
+    double total = 0;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      const toml::node& bn = (*arr)[i];
+      const std::string bkey = fmt::format("{}[{}]", key, i);
+      const std::string where = toml_read::place(file, bn.source(), bkey);
+      const toml::array* b = bn.as_array();
+      if (!b || b->size() != 3) throw InputError(where, "expected [lo, hi, count] (three numbers)");
+      const double lo = toml_read::node_double((*b)[0], file, bkey + "[0]");
+      const double hi = toml_read::node_double((*b)[1], file, bkey + "[1]");
+      const double count = toml_read::node_double((*b)[2], file, bkey + "[2]");
+      if (!(lo >= 0) || !std::isfinite(lo)) throw InputError(where, fmt::format("lo must be >= 0, got {}", lo));
+      if (!(hi > lo) || !std::isfinite(hi)) throw InputError(where, fmt::format("hi must be above lo, got [{}, {}]", lo, hi));
+      if (hi * per > kMaxPs) throw InputError(where, fmt::format("hi {} is out of range for a primitive cost (above 1 s)", hi));
+      if (!(count >= 0) || !std::isfinite(count)) throw InputError(where, fmt::format("count must be >= 0, got {}", count));
+      if (!c.bins.empty() && lo < c.bins.back().hi)
+        throw InputError(where, fmt::format("bins must be ascending and must not overlap: [{}, ...) starts before the previous bin ends at {}", lo, c.bins.back().hi));
+      c.bins.push_back({lo, hi, count});
+      total += count;
+    }
+    if (!(total > 0)) throw InputError(toml_read::place(file, n.source(), key), "the counts add up to 0");
+  }
+};
+
 Profile Profile::load_layer(const toml::table& root, std::string_view file_view, std::vector<std::string>& chain) {
   const std::string file(file_view);
   TableReader r(root, file, "");
@@ -186,195 +392,28 @@ Profile Profile::load_layer(const toml::table& root, std::string_view file_view,
 
   // [profile]: read this file's own fields, then the base (if any), then put this file on top.
   TableReader m(*meta, file, "profile");
-  const std::string name = m.req_string("name");
-  const std::optional<std::string> description = m.opt_string("description");
-  const std::optional<std::string> host = m.opt_string("host");
-  const std::optional<std::string> extends = m.opt_string("extends");
-  const std::optional<double> clock = m.opt_double("clock_ghz");
-  const std::optional<std::string> clock_source = m.opt_string("clock_source");
-  if (clock && !(*clock >= 0.01 && *clock < 100))
-    m.fail("clock_ghz", fmt::format("must be a clock in GHz, from 0.01 to below 100; got {}", *clock));
-  if (clock_source && clock_source->empty()) m.fail("clock_source", "is empty: say where the clock comes from");
-  if (clock && !clock_source) m.fail("clock_source", "missing (a string is required: where clock_ghz comes from)");
-  if (clock_source && !clock) m.fail("clock_source", "needs clock_ghz beside it");
-  if (!extends && !clock) m.fail("clock_ghz", "missing (a number is required; a profile that extends another may inherit it)");
-  m.finish();
-
+  const LayerMeta l = read_layer_meta(m);
   Profile p;
-  if (extends) {
-    const std::string& what = *extends;
-    if (what.empty()) m.fail("extends", "is empty: name a shipped profile or a .toml file");
-    const bool is_path = what.find('/') != std::string::npos ||
-                         (what.size() > 5 && what.compare(what.size() - 5, 5, ".toml") == 0);
-    fs::path base;
-    if (is_path) {
-      base = fs::path(what);
-      if (base.is_relative()) base = fs::path(file).parent_path() / base;
-      std::error_code ec;
-      if (!fs::is_regular_file(base, ec))
-        m.fail("extends", fmt::format("no such profile file '{}' (a relative path starts at the extending file's folder)", base.string()));
-    } else {
-      base = data_dir() / "profiles" / (what + ".toml");
-      std::error_code ec;
-      if (!fs::is_regular_file(base, ec)) {
-        const std::vector<std::string> names = shipped_profiles();
-        m.fail("extends", fmt::format("no shipped profile '{}'{} (shipped: {}; a file path must end in .toml or contain '/')", what,
-                                      did_you_mean(what, names), names.empty() ? std::string("none found") : fmt::format("{}", fmt::join(names, ", "))));
-      }
-    }
-    const std::string base_file = base.string();
-    const std::string key = canonical_or_self(base_file);
-    if (std::find(chain.begin(), chain.end(), key) != chain.end()) {
-      std::string path;
-      for (const auto& c : chain) path += shown_file(c) + " -> ";
-      m.fail("extends", fmt::format("cycle: {}{}", path, shown_file(base_file)));
-    }
-    if (static_cast<int>(chain.size()) >= kMaxExtendsDepth)
-      m.fail("extends", fmt::format("more than {} levels of extends (this file and {} bases)", kMaxExtendsDepth, kMaxExtendsDepth - 1));
-    chain.push_back(key);
+  if (l.extends) {
+    const std::string base_file = resolve_extends(m, *l.extends, file, chain);
+    chain.push_back(canonical_or_self(base_file));
     p = load_layer(toml_read::parse_file(base_file), base_file, chain);
     chain.pop_back();
   }
   p.file_ = file;
-  p.name_ = name;
-  if (description) p.description_ = *description;
-  if (host) p.host_ = *host;
-  if (clock) {
-    p.clock_ghz_ = *clock;
-    p.clock_source_ = *clock_source;
+  p.name_ = l.name;
+  if (l.description) p.description_ = *l.description;
+  if (l.host) p.host_ = *l.host;
+  if (l.clock) {
+    p.clock_ghz_ = *l.clock;
+    p.clock_source_ = *l.clock_source;
   }
-  p.layers_.insert(p.layers_.begin(), Layer{file, shown_file(file), name});
+  p.layers_.insert(p.layers_.begin(), Layer{file, shown_file(file), l.name});
 
   const toml::table* costs = r.opt_table("cost");
   r.finish();
   if (!costs) return p;
-
-  // Walk [cost.*]: a table whose dotted path is a catalog key is an entry; a table whose path is a
-  // prefix of catalog keys is a namespace; anything else is an unknown key.
-  struct Walker {
-    Profile& p;
-    const std::string& file;
-    void walk(const toml::table& t, const std::string& prefix) {
-      for (const auto& [k, v] : t) {
-        const std::string name = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
-        const std::string where = toml_read::place(file, k.source(), "cost." + name);
-        if (const CostKeyInfo* info = find_cost_key(name)) {
-          const auto* et = v.as_table();
-          if (!et) throw InputError(where, fmt::format("expected a table {{ value, unit, source, dist?, spread?, bins?, class? }}, got {}", toml_read::type_name(v)));
-          entry(*et, name, *info);
-        } else if (v.as_table() && is_prefix_of_some_key(name)) {
-          walk(*v.as_table(), name);
-        } else {
-          throw InputError(where, "unknown cost key" + did_you_mean_in(name, catalog(), [](const auto& c) { return c.name; }) +
-                                      " (not in the catalog; 'ipilab list --costs' lists them)");
-        }
-      }
-    }
-    void entry(const toml::table& t, const std::string& name, const CostKeyInfo& info) {
-      TableReader e(t, file, "cost." + name);
-      Cost c;
-      c.name = name;
-      c.from = file;
-      c.value = e.req_double("value");
-      if (!(c.value >= 0) || !std::isfinite(c.value)) e.fail("value", fmt::format("must be >= 0, got {}", c.value));
-      const std::string unit = e.req_string("unit");
-      if (!parse_unit(unit, c.unit))
-        e.fail("unit", fmt::format("unit mismatch: {} is a duration, so unit must be {}; got '{}'", name, units_of(info.kind), unit));
-      const double per = ps_per(c.unit, p.clock_ghz_);
-      if (c.value * per > kMaxPs)
-        e.fail("value", fmt::format("{} {} is out of range for a primitive cost (above 1 s)", c.value, unit));
-
-      const std::optional<double> spread = e.opt_double("spread");
-      if (spread && (!(*spread >= 0) || !std::isfinite(*spread)))
-        e.fail("spread", fmt::format("relative standard deviation must be >= 0, got {}", *spread));
-      if (spread && *spread > kMaxSpread)
-        e.fail("spread", fmt::format("a relative standard deviation of {} is not a plausible cost spread (at most {})", *spread, kMaxSpread));
-      c.spread = spread.value_or(0.0);
-      if (const std::optional<std::string> d = e.opt_string("dist")) {
-        if (!sim::parse_dist(*d, c.dist))
-          e.fail("dist", fmt::format("'{}' is not a distribution: fixed, lognormal, normal, exponential or empirical", *d));
-      } else {
-        c.dist = c.spread > 0 ? sim::DistKind::Lognormal : sim::DistKind::Fixed;
-      }
-      const std::string_view dname = sim::dist_name(c.dist);
-      switch (c.dist) {
-        case sim::DistKind::Fixed:
-          if (c.spread > 0) e.fail("spread", "dist = \"fixed\" takes no spread (use lognormal or normal)");
-          break;
-        case sim::DistKind::Lognormal:
-        case sim::DistKind::Normal:
-          if (!(c.spread > 0)) e.fail(spread ? "spread" : "dist", fmt::format("dist = \"{}\" needs spread > 0 (the relative standard deviation)", dname));
-          if (c.dist == sim::DistKind::Normal && c.spread > kMaxNormalSpread)
-            e.fail("spread", fmt::format("dist = \"normal\" allows spread <= {} (it is clipped at 0 ps; use lognormal for wider spreads), got {}",
-                                         kMaxNormalSpread, c.spread));
-          break;
-        case sim::DistKind::Exponential:
-          if (spread) e.fail("spread", "dist = \"exponential\" takes no spread (its relative standard deviation is 1)");
-          break;
-        case sim::DistKind::Empirical:
-          if (spread) e.fail("spread", "dist = \"empirical\" takes no spread (the bins give the shape)");
-          break;
-      }
-      if (const toml::node* bn = e.node("bins")) {
-        if (c.dist != sim::DistKind::Empirical)
-          e.fail("bins", fmt::format("bins belong to dist = \"empirical\" (this entry is {})", dname));
-        read_bins(*bn, name, c, per);
-      } else if (c.dist == sim::DistKind::Empirical) {
-        e.fail("dist", "dist = \"empirical\" needs bins = [[lo, hi, count], ...]");
-      }
-      if (c.dist == sim::DistKind::Empirical) {
-        const double bm = bins_mean(c.bins);
-        if (std::abs(c.value - bm) > 0.01 * bm)
-          e.fail("value", fmt::format("value {} {} is not the mean of the bins ({:.6g} {}) within 1 %: value is the mean, the bins the shape",
-                                      c.value, unit, bm, unit));
-      }
-
-      if (!e.has("source")) e.fail("source", "missing: every cost says where its value comes from (seed figure, paper, measurement)");
-      c.source = e.req_string("source");
-      if (c.source.empty()) e.fail("source", "is empty: say where the value comes from");
-      const CostClass declared = class_of_source(c.source);
-      if (const std::optional<std::string> cls = e.opt_string("class")) {
-        if (!parse_class(*cls, c.cls)) e.fail("class", fmt::format("'{}' is not a class: sourced, estimate, fitted or measured", *cls));
-        if (declared != CostClass::Unclassified && declared != c.cls)
-          e.fail("class", fmt::format("'{}' contradicts the source, which starts with {}", *cls, class_name(declared)));
-      } else {
-        c.cls = declared;
-      }
-      c.note = e.opt_string("note").value_or("");
-      e.finish();
-      c.mean = p.to_ps(c.value, c.unit);
-      build_sampler(c, per);
-      p.costs_[name] = Entry{std::move(c)};
-    }
-    void read_bins(const toml::node& n, const std::string& name, Cost& c, double per) {
-      const std::string key = "cost." + name + ".bins";
-      const toml::array* arr = n.as_array();
-      if (!arr) throw InputError(toml_read::place(file, n.source(), key), fmt::format("expected an array of [lo, hi, count], got {}", toml_read::type_name(n)));
-      if (arr->empty()) throw InputError(toml_read::place(file, n.source(), key), "is empty: give at least one [lo, hi, count]");
-      if (arr->size() > kMaxBins) throw InputError(toml_read::place(file, n.source(), key), fmt::format("{} bins: at most {}", arr->size(), kMaxBins));
-      double total = 0;
-      for (std::size_t i = 0; i < arr->size(); ++i) {
-        const toml::node& bn = (*arr)[i];
-        const std::string bkey = fmt::format("{}[{}]", key, i);
-        const std::string where = toml_read::place(file, bn.source(), bkey);
-        const toml::array* b = bn.as_array();
-        if (!b || b->size() != 3) throw InputError(where, "expected [lo, hi, count] (three numbers)");
-        const double lo = toml_read::node_double((*b)[0], file, bkey + "[0]");
-        const double hi = toml_read::node_double((*b)[1], file, bkey + "[1]");
-        const double count = toml_read::node_double((*b)[2], file, bkey + "[2]");
-        if (!(lo >= 0) || !std::isfinite(lo)) throw InputError(where, fmt::format("lo must be >= 0, got {}", lo));
-        if (!(hi > lo) || !std::isfinite(hi)) throw InputError(where, fmt::format("hi must be above lo, got [{}, {}]", lo, hi));
-        if (hi * per > kMaxPs) throw InputError(where, fmt::format("hi {} is out of range for a primitive cost (above 1 s)", hi));
-        if (!(count >= 0) || !std::isfinite(count)) throw InputError(where, fmt::format("count must be >= 0, got {}", count));
-        if (!c.bins.empty() && lo < c.bins.back().hi)
-          throw InputError(where, fmt::format("bins must be ascending and must not overlap: [{}, ...) starts before the previous bin ends at {}", lo, c.bins.back().hi));
-        c.bins.push_back({lo, hi, count});
-        total += count;
-      }
-      if (!(total > 0)) throw InputError(toml_read::place(file, n.source(), key), "the counts add up to 0");
-    }
-  } walker{p, file};
-  walker.walk(*costs, "");
+  CostReader{p, file}.walk(*costs, "");
   return p;
 }
 

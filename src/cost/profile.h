@@ -17,7 +17,7 @@
 //   spread = 0.05                          # lognormal / normal: relative standard deviation
 //   bins = [[700, 710, 12], [710, 720, 40]]   # empirical: [lo, hi, count] in `unit`
 //   class = "measured"                     # optional: sourced | estimate | fitted | measured
-//   source = "seed 000: ... / measured with ... / paper ..."   # required
+//   source = "commit b264f57fde0c: ... / measured with ... / paper ..."   # required
 //   note = "how the value was derived"     # optional
 //
 // Values are stored converted to integer picoseconds (cycles * 1000 / clock_ghz, rounded), the
@@ -180,6 +180,7 @@ class Profile {
     Cost cost;
     mutable bool used = false;
   };
+  struct CostReader;  // reads one file's [cost.*] entries into the profile (profile.cpp)
   static Profile load_layer(const toml::table& root, std::string_view file, std::vector<std::string>& chain);
   std::string file_, name_, description_, host_, clock_source_;
   double clock_ghz_ = 0;

@@ -37,7 +37,7 @@
 
 namespace ipilab::kvm {
 
-/// What the Linux guest (arch/x86/hyperv/hv_apic.c, __send_ipi_one as merged in v5.5 = seed v3, and
+/// What the Linux guest (arch/x86/hyperv/hv_apic.c, __send_ipi_one as merged in v5.5 (commit b264f57fde0c, the v3 posting), and
 /// __send_ipi_mask_ex) issues to send `vector` to the VP index `target_vp`: the control word in RCX,
 /// RDX/R8 (fast: the input; slow: the input GPA `input_gpa` and the output GPA input_gpa + 4 KiB), and
 /// for slow calls the input bytes the guest writes to `input_gpa`.

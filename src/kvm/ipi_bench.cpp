@@ -16,7 +16,7 @@
 #include "kvm/bench_guest.h"
 #include "kvm/guest_program.h"
 #include "kvm/hyperv_vmm.h"
-#include "measure/estimator.h"
+#include "common/estimator.h"
 
 namespace ipilab::kvm {
 
@@ -216,7 +216,7 @@ class Conductor {
         r->batch_n = 1;
         r->timing = TimingRule::IdleGap;
       } else {
-        std::uint64_t n = measure::iterations_for_bias(counter, r->pilot_op, c_.max_bias, c_.max_batch);
+        std::uint64_t n = timing::iterations_for_bias(counter, r->pilot_op, c_.max_bias, c_.max_batch);
         // Keep a sample well inside a round's slice so the budget can still stop the chunk.
         if (slice_ > 0 && r->pilot_op > 0)
           n = std::min<std::uint64_t>(n, std::max<std::uint64_t>(

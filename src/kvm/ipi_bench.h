@@ -28,7 +28,7 @@
 // How it runs (one VM, one run): every case's code is in one guest; the sender visits the cases in
 // rounds, A B C ... A B C ..., so slow drift of the host hits all of them alike. Round 0 is a pilot
 // (its samples are discarded) that sizes the batches: per case, iterations per sample
-// N = iterations_for_bias(counter read, operation, max_bias) (measure/estimator.h), so the counter read
+// N = iterations_for_bias(counter read, operation, max_bias) (common/estimator.h), so the counter read
 // is at most max_bias of a sample; N = 1 (per-iteration timing) where the operation is that long anyway,
 // and always for a halted target (the idle gap before each send must stay outside the timed window) and
 // for counter-read itself. A sample is one timestamp pair around N iterations, stored as

@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "measure/estimator.h"
+#include "common/estimator.h"
 #include "measure/outputs.h"
 #include "measure/stats.h"
 
@@ -95,7 +95,7 @@ double ping_pong(const Topology& topo, unsigned pu_a, unsigned pu_b, unsigned ro
     throw UnavailableError(fmt::format("cannot pin a thread to PU {} or {}", pu_a, pu_b));
   }
   for (unsigned k = 0; k < warmup; ++k) one_round_trip();
-  const TimedBatch b = time_batch(steady_ns, one_round_trip, round_trips);
+  const timing::TimedBatch b = timing::time_batch(steady_ns, one_round_trip, round_trips);
   responder.join();
   return b.per_iteration() / 2.0;
 }
@@ -146,7 +146,7 @@ C2cMatrix measure_c2c(const C2cConfig& cfg) {
   m.pair_class.assign(n, std::vector<PairClass>(n, PairClass::SameNode));
   m.round_trips = cfg.round_trips;
   m.samples = cfg.samples;
-  m.clock_overhead_ns = counter_overhead(steady_ns);
+  m.clock_overhead_ns = timing::counter_overhead(steady_ns);
   // Interleaved rounds: every pair once per round.
   for (unsigned round = 0; round < cfg.samples; ++round)
     for (std::size_t i = 0; i < n; ++i)

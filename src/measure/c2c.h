@@ -3,7 +3,7 @@
 // Method (the CAS ping-pong of nviennot/core-to-core-latency; re-implemented): two threads pinned with
 // hwloc to PUs i and j share one 64-byte-aligned atomic flag. Thread i CASes it false -> true, thread j
 // true -> false, each spinning until its CAS succeeds, for `round_trips` round trips; thread i times the
-// whole exchange with ONE steady_clock pair (the batch estimator, estimator.h). One sample = elapsed /
+// whole exchange with ONE steady_clock pair (the batch estimator, common/estimator.h). One sample = elapsed /
 // (2 * round_trips) = one-way latency in ns; the clock read's share of it is clock_overhead_ns /
 // (2 * round_trips), reported. Pairs are visited in interleaved rounds (every pair once per round, after
 // a discarded warm-up exchange), `samples` rounds, so drift hits all pairs alike; the pair's value is the

@@ -1,6 +1,7 @@
 #include "measure/this_host.h"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -114,6 +115,99 @@ const char* to_string(Role r) {
   return "?";
 }
 
+namespace {
+
+// The secant search of one fit step: the key's value (ns, as written) for which the scenario's
+// variant has the case's measured median, within kFitTolerance, in at most kMaxFitRuns runs.
+// `at_zero` is the model's error with the key at 0 (what an unfittable key's note reports).
+void search_fit(FitOutcome& f, double target, cost::Profile& work, ScenarioRunner& runner, const ModelOptions& o,
+                double& best_v, double& best_e, double& at_zero) {
+  const FitStep& step = f.step;
+  auto eval = [&](double v) {
+    work.set(step.key, v, cost::Unit::Ns, 0, "fit candidate");
+    if (o.progress) o.progress(fmt::format("fitting {} to {} (run {})", step.key, step.case_name, f.runs + 1));
+    ++f.runs;
+    return runner.median(work, step.case_name) - target;
+  };
+  double v0 = 0, e0 = eval(0);
+  at_zero = e0;
+  best_v = 0, best_e = e0;
+  if (e0 <= kFitTolerance * target) {  // the key can make up the rest
+    double v1 = as_written(std::max(0.0, -e0)), e1 = eval(v1);
+    if (std::fabs(e1) < std::fabs(best_e)) best_v = v1, best_e = e1;
+    while (std::fabs(best_e) > kFitTolerance * target && f.runs < kMaxFitRuns) {
+      double slope = v1 != v0 ? (e1 - e0) / (v1 - v0) : 1.0;
+      if (!(slope > 0.1)) slope = 1.0;  // the key is on the critical path once: the median moves with it
+      const double v2 = as_written(std::max(0.0, v1 - e1 / slope));
+      if (v2 == v1) break;
+      v0 = v1, e0 = e1;
+      v1 = v2, e1 = eval(v2);
+      if (std::fabs(e1) < std::fabs(best_e)) best_v = v1, best_e = e1;
+    }
+    f.fitted = true;
+  }
+}
+
+FittedCost fitted_entry(const FitOutcome& f, double at_zero, const ScenarioRunner& runner, const std::string& where) {
+  const FitStep& step = f.step;
+  const double target = f.measured_ns;
+  const double e0 = at_zero;
+  const double best_v = f.value_ns;
+  FittedCost e;
+  e.key = step.key;
+  e.value_ns = best_v;
+  e.source = fmt::format(
+      "FITTED by `ipilab measure` {}: the value for which the this-host scenario's variant '{}' (workload kvm_bench, "
+      "{} iterations, seed {}) has that case's measured median, {} ns (model {} ns; {} runs)",
+      where, step.case_name, runner.iterations, runner.seed, ns_text(target), ns_text(f.modelled_ns), f.runs);
+  e.note = f.fitted ? "Absorbs what this one figure holds and this measurement cannot separate: " + step.absorbs
+                    : fmt::format("Could not be fitted: with this key at 0 the model already gives {} ns, above the "
+                                  "measured {} ns; left at 0. It would absorb: {}",
+                                  ns_text(target + e0), ns_text(target), step.absorbs);
+  return e;
+}
+
+// What a measured case is in the comparison: a measured primitive, fitted, predicted, or why not.
+void classify_case(CaseComparison& x, const CaseReport& c, const ThisHostModel& m,
+                   const std::function<std::string(const kvm::BenchCase&)>& not_covered) {
+  const auto fit = std::find_if(m.fits.begin(), m.fits.end(), [&](const FitOutcome& f) { return f.step.case_name == x.name; });
+  const kvm::BenchCase& b = c.result.bench;
+  if (b.kind == kvm::CaseKind::CounterRead) {
+    x.role = Role::Primitive, x.detail = "measured entry guest.counter_read";
+  } else if (b.kind == kvm::CaseKind::Loop) {
+    x.role = Role::Primitive, x.detail = "measured entry guest.bench_loop";
+  } else if (b.kind == kvm::CaseKind::CpuidExit) {
+    x.role = Role::Primitive, x.detail = "measured entry vm.exit_entry, run back through the model";
+  } else if (c.status == CaseStatus::Unavailable) {
+    x.role = Role::Unavailable, x.detail = c.reason + "; modelled on the inherited values";
+  } else if (c.status == CaseStatus::Failed) {
+    x.role = Role::Failed, x.detail = c.reason;
+  } else if (const std::string why = not_covered(b); !why.empty()) {
+    x.role = Role::NotCovered, x.detail = why;
+  } else if (fit != m.fits.end()) {
+    x.role = Role::Fitted;
+    x.detail = fit->fitted ? fmt::format("{} = {} ns", fit->step.key, ns_text(fit->value_ns))
+                           : fmt::format("{} could not be fitted (left at 0)", fit->step.key);
+  } else {
+    x.role = Role::Predicted, x.detail = "from measured and fitted values, no fit of its own";
+  }
+}
+
+void count_roles(ThisHostModel& m) {
+  for (const FitOutcome& f : m.fits) m.fitted_count += f.fitted;
+  for (const CaseComparison& x : m.cases) {
+    if (x.role == Role::Predicted) {
+      ++m.predicted_count;
+      m.predicted_within += x.within_target;
+      if (x.diff) m.max_abs_predicted_diff = std::max(m.max_abs_predicted_diff, std::fabs(*x.diff));
+    }
+    m.not_covered += x.role == Role::NotCovered;
+    m.unavailable += x.role == Role::Unavailable;
+  }
+}
+
+}  // namespace
+
 ThisHostModel model_this_host(const MeasureReport& r, const BaseProfile& base, const ModelOptions& o) {
   if (r.kvm.empty())
     throw InputError("--compare", r.kvm_unavailable.empty()
@@ -143,42 +237,12 @@ ThisHostModel model_this_host(const MeasureReport& r, const BaseProfile& base, c
     FitOutcome f;
     f.step = step;
     f.measured_ns = target;
-    auto eval = [&](double v) {
-      work.set(step.key, v, cost::Unit::Ns, 0, "fit candidate");
-      if (o.progress) o.progress(fmt::format("fitting {} to {} (run {})", step.key, step.case_name, f.runs + 1));
-      ++f.runs;
-      return runner.median(work, step.case_name) - target;
-    };
-    double v0 = 0, e0 = eval(0);
-    double best_v = 0, best_e = e0;
-    if (e0 <= kFitTolerance * target) {  // the key can make up the rest
-      double v1 = as_written(std::max(0.0, -e0)), e1 = eval(v1);
-      if (std::fabs(e1) < std::fabs(best_e)) best_v = v1, best_e = e1;
-      while (std::fabs(best_e) > kFitTolerance * target && f.runs < kMaxFitRuns) {
-        double slope = v1 != v0 ? (e1 - e0) / (v1 - v0) : 1.0;
-        if (!(slope > 0.1)) slope = 1.0;  // the key is on the critical path once: the median moves with it
-        const double v2 = as_written(std::max(0.0, v1 - e1 / slope));
-        if (v2 == v1) break;
-        v0 = v1, e0 = e1;
-        v1 = v2, e1 = eval(v2);
-        if (std::fabs(e1) < std::fabs(best_e)) best_v = v1, best_e = e1;
-      }
-      f.fitted = true;
-    }
+    double best_v = 0, best_e = 0, e0 = 0;
+    search_fit(f, target, work, runner, o, best_v, best_e, e0);
     f.value_ns = best_v;
     f.modelled_ns = target + best_e;
     work.set(step.key, best_v, cost::Unit::Ns, 0, "fitted");
-    FittedCost e;
-    e.key = step.key;
-    e.value_ns = best_v;
-    e.source = fmt::format(
-        "FITTED by `ipilab measure` {}: the value for which the this-host scenario's variant '{}' (workload kvm_bench, "
-        "{} iterations, seed {}) has that case's measured median, {} ns (model {} ns; {} runs)",
-        where, step.case_name, runner.iterations, runner.seed, ns_text(target), ns_text(f.modelled_ns), f.runs);
-    e.note = f.fitted ? "Absorbs what this one figure holds and this measurement cannot separate: " + step.absorbs
-                      : fmt::format("Could not be fitted: with this key at 0 the model already gives {} ns, above the "
-                                    "measured {} ns; left at 0. It would absorb: {}",
-                                    ns_text(target + e0), ns_text(target), step.absorbs);
+    FittedCost e = fitted_entry(f, e0, runner, where);
     m.fitted_entries.push_back(std::move(e));
     m.fits.push_back(std::move(f));
   }
@@ -210,27 +274,7 @@ ThisHostModel model_this_host(const MeasureReport& r, const BaseProfile& base, c
       x.modelled_ns = it->second;
       if (ref_model != modelled.end() && ref_model->second > 0) x.modelled_ratio = it->second / ref_model->second;
     }
-    const auto fit = std::find_if(m.fits.begin(), m.fits.end(), [&](const FitOutcome& f) { return f.step.case_name == x.name; });
-    const kvm::BenchCase& b = c.result.bench;
-    if (b.kind == kvm::CaseKind::CounterRead) {
-      x.role = Role::Primitive, x.detail = "measured entry guest.counter_read";
-    } else if (b.kind == kvm::CaseKind::Loop) {
-      x.role = Role::Primitive, x.detail = "measured entry guest.bench_loop";
-    } else if (b.kind == kvm::CaseKind::CpuidExit) {
-      x.role = Role::Primitive, x.detail = "measured entry vm.exit_entry, run back through the model";
-    } else if (c.status == CaseStatus::Unavailable) {
-      x.role = Role::Unavailable, x.detail = c.reason + "; modelled on the inherited values";
-    } else if (c.status == CaseStatus::Failed) {
-      x.role = Role::Failed, x.detail = c.reason;
-    } else if (const std::string why = not_covered(b); !why.empty()) {
-      x.role = Role::NotCovered, x.detail = why;
-    } else if (fit != m.fits.end()) {
-      x.role = Role::Fitted;
-      x.detail = fit->fitted ? fmt::format("{} = {} ns", fit->step.key, ns_text(fit->value_ns))
-                             : fmt::format("{} could not be fitted (left at 0)", fit->step.key);
-    } else {
-      x.role = Role::Predicted, x.detail = "from measured and fitted values, no fit of its own";
-    }
+    classify_case(x, c, m, not_covered);
     if (x.measured_ns && x.modelled_ns && *x.measured_ns > 0) x.diff = (*x.modelled_ns - *x.measured_ns) / *x.measured_ns;
     x.counted = x.role == Role::Fitted || x.role == Role::Predicted;
     x.within_target = x.counted && x.diff && std::fabs(*x.diff) <= o.target;
@@ -245,16 +289,7 @@ ThisHostModel model_this_host(const MeasureReport& r, const BaseProfile& base, c
     if (const auto it = modelled.find(v); it != modelled.end()) x.modelled_ns = it->second;
     m.cases.push_back(std::move(x));
   }
-  for (const FitOutcome& f : m.fits) m.fitted_count += f.fitted;
-  for (const CaseComparison& x : m.cases) {
-    if (x.role == Role::Predicted) {
-      ++m.predicted_count;
-      m.predicted_within += x.within_target;
-      if (x.diff) m.max_abs_predicted_diff = std::max(m.max_abs_predicted_diff, std::fabs(*x.diff));
-    }
-    m.not_covered += x.role == Role::NotCovered;
-    m.unavailable += x.role == Role::Unavailable;
-  }
+  count_roles(m);
   return m;
 }
 

@@ -24,17 +24,17 @@ namespace ipilab::scenario {
 namespace {
 
 struct KindMap {
-  workload::IpiKind kind;
+  IpiKind kind;
   bool exact;  ///< false: the trace's kind has no vector of its own here
 };
 
-KindMap kind_of(trace::IpiKind k) {
+KindMap kind_of(IpiKind k) {
   switch (k) {
-    case trace::IpiKind::Reschedule: return {workload::IpiKind::Reschedule, true};
-    case trace::IpiKind::CallFunction: return {workload::IpiKind::CallFunction, true};
-    case trace::IpiKind::CallFunctionSingle: return {workload::IpiKind::CallFunctionSingle, true};
-    case trace::IpiKind::IrqWork: return {workload::IpiKind::IrqWork, true};
-    default: return {workload::IpiKind::CallFunctionSingle, false};
+    case IpiKind::Reschedule:
+    case IpiKind::CallFunction:
+    case IpiKind::CallFunctionSingle:
+    case IpiKind::IrqWork: return {k, true};
+    default: return {IpiKind::CallFunctionSingle, false};
   }
 }
 
@@ -69,71 +69,56 @@ nlohmann::json stats_json(const sim::Histogram& h, double scale) {
           {"p90", h.percentile(90) / scale}, {"p99", h.percentile(99) / scale}, {"max", static_cast<double>(h.max()) / scale}};
 }
 
-}  // namespace
-
-void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream& err) {
-  check_timeline_options(a.timeline);
-  if (!a.json.empty() && a.json != "-") {
-    const auto dir = std::filesystem::path(a.json).parent_path();
-    std::error_code ec;
-    if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
-      throw InputError("--json", fmt::format("folder '{}' does not exist", dir.string()));
-  }
-  // 1. The scenario (validated in full before anything runs).
-  RunOverrides ov;
-  ov.variants = a.variants;
-  ov.seed = a.seed;
-  PreparedScenario ps = prepare(load_scenario(resolve_scenario(a.scenario)), ov, workload::find_workload);
-  const int vcpus = ps.variants.front().spec.vm.size();
-
-  // 2. The trace: sends mapped onto the VM's vCPUs, and the measured deliveries.
+// The trace side of a replay: the sends mapped onto the VM's vCPUs and the measured deliveries.
+struct ReplayTrace {
   std::vector<workload::ReplaySend> sends;
   std::set<std::uint32_t> trace_cpus;
   std::uint64_t dropped_self = 0, total = 0, inexact = 0;
+  std::map<std::string, sim::Histogram> measured;  // ns
+  std::optional<TraceArch> arch;
+};
+
+struct ReplayRow {
+  std::string name;
+  workload::ReplayResult r;
+};
+
+ReplayTrace read_replay_trace(const ReplayOptions& a, int vcpus) {
+  ReplayTrace t;
   auto on_send = [&](const trace::IpiSend& s) {
-    ++total;
-    if (sends.size() >= a.max_ipis) return;
+    ++t.total;
+    if (t.sends.size() >= a.max_ipis) return;
     workload::ReplaySend r;
     r.time_ns = s.time_ns;
     r.src = s.src_cpu % static_cast<std::uint32_t>(vcpus);
-    trace_cpus.insert(s.src_cpu);
-    for (auto t : s.targets) {
-      trace_cpus.insert(t);
-      const unsigned m = t % static_cast<std::uint32_t>(vcpus);
+    t.trace_cpus.insert(s.src_cpu);
+    for (auto target : s.targets) {
+      t.trace_cpus.insert(target);
+      const unsigned m = target % static_cast<std::uint32_t>(vcpus);
       if (m == r.src) {
-        ++dropped_self;
+        ++t.dropped_self;
         continue;
       }
       if (std::find(r.targets.begin(), r.targets.end(), m) == r.targets.end()) r.targets.push_back(m);
     }
     std::sort(r.targets.begin(), r.targets.end());
     const KindMap km = kind_of(s.kind);
-    if (!km.exact) ++inexact;
+    if (!km.exact) ++t.inexact;
     r.kind = km.kind;
     r.kind_name = std::string(trace::kind_name(s.kind));
-    if (!r.targets.empty()) sends.push_back(std::move(r));
+    if (!r.targets.empty()) t.sends.push_back(std::move(r));
   };
-  std::map<std::string, sim::Histogram> measured;  // ns
   auto on_delivery = [&](const trace::IpiDelivery& d) {
-    measured[std::string(trace::kind_name(d.kind))].record(static_cast<std::int64_t>(d.entry_ns - d.send_ns));
+    t.measured[std::string(trace::kind_name(d.kind))].record(static_cast<std::int64_t>(d.entry_ns - d.send_ns));
   };
   trace::IpiAnalysis analysis(on_send, on_delivery);  // one pass over the trace for both
   trace::analyse_trace(a.trace, analysis);
-  const std::optional<TraceArch> arch = trace_arch(analysis.event_counts());
+  t.arch = trace_arch(analysis.event_counts());
+  return t;
+}
 
-  // 3. Each variant.
-  struct Row {
-    std::string name;
-    workload::ReplayResult r;
-  };
-  std::vector<Row> rows;
-  SimTimeline timeline(a.timeline, SimTimeline::Unit::Sends,
-                       fmt::format("ipilab replay {}", std::filesystem::path(a.trace).filename().string()));
-  for (auto& v : ps.variants) timeline.observe(v.spec, ps.name, v.name, ps.info->default_mechanism);
-  for (auto& v : ps.variants) rows.push_back({v.name, workload::replay(v.spec, sends, ps.info->default_mechanism)});
-  err << timeline.write() << std::flush;
-
-  // The architecture the trace was recorded on against each variant's mechanism's.
+// The architecture the trace was recorded on against each variant's mechanism's.
+std::vector<std::string> arch_warnings(const PreparedScenario& ps, const std::optional<TraceArch>& arch) {
   std::vector<std::string> warnings;
   std::vector<std::pair<const workload::MechanismInfo*, std::string>> mechs;  // mechanism, its variants
   for (const auto& v : ps.variants) {
@@ -151,25 +136,23 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream&
             workload::arch_name(arch->arch), arch->evidence, m->name,
             mechs.size() == 1 ? std::string("every variant") : (who.find(',') == std::string::npos ? "variant " : "variants ") + who,
             workload::arch_name(m->arch), m->arch == workload::Arch::Arm ? "arm64 SGIs" : "x86 vectors"));
+  return warnings;
+}
 
-  std::string mapping;
-  for (auto c : trace_cpus) mapping += fmt::format("{}{}->vCPU{}", mapping.empty() ? "" : ", ", c, c % vcpus);
-  std::set<std::string> kinds;
-  for (const auto& [k, h] : measured) kinds.insert(k);
-  for (const auto& row : rows)
-    for (const auto& [k, h] : row.r.latency_by_kind) kinds.insert(k);
-
+nlohmann::json replay_json(const ReplayOptions& a, const PreparedScenario& ps, const ReplayTrace& t,
+                           const std::vector<ReplayRow>& rows, const std::vector<std::string>& warnings,
+                           const std::string& mapping) {
   nlohmann::json j;
   j["trace"] = a.trace;
   j["scenario"] = ps.name;
-  j["ipis_in_trace"] = total;
-  j["ipis_replayed"] = sends.size();
-  j["self_targets_dropped"] = dropped_self;
-  j["kinds_without_vector"] = inexact;
+  j["ipis_in_trace"] = t.total;
+  j["ipis_replayed"] = t.sends.size();
+  j["self_targets_dropped"] = t.dropped_self;
+  j["kinds_without_vector"] = t.inexact;
   j["cpu_mapping"] = mapping;
-  j["trace_arch"] = arch ? nlohmann::json(workload::arch_name(arch->arch)) : nlohmann::json(nullptr);
+  j["trace_arch"] = t.arch ? nlohmann::json(workload::arch_name(t.arch->arch)) : nlohmann::json(nullptr);
   j["warnings"] = warnings;
-  for (const auto& [k, h] : measured) j["measured"][k] = stats_json(h, 1.0);
+  for (const auto& [k, h] : t.measured) j["measured"][k] = stats_json(h, 1.0);
   for (const auto& row : rows) {
     nlohmann::json v;
     v["name"] = row.name;
@@ -180,18 +163,23 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream&
     v["provenance"] = row.r.provenance;
     j["variants"].push_back(std::move(v));
   }
+  return j;
+}
 
-  // Text: one row per kind, measured next to each variant's model (p50 / p99, ns).
+// Text: one row per kind, measured next to each variant's model (p50 / p99, ns).
+std::string replay_text(const ReplayOptions& a, const PreparedScenario& ps, const ReplayTrace& t,
+                        const std::vector<ReplayRow>& rows, const std::vector<std::string>& warnings,
+                        const std::string& mapping, const std::set<std::string>& kinds, int vcpus) {
   std::string txt = fmt::format("== replay of {} through scenario {} ==\n", a.trace, ps.name);
-  txt += fmt::format("  IPIs       {} sends in the trace, {} replayed{}\n", report::format_count(total), report::format_count(sends.size()),
-                     dropped_self ? fmt::format(" ({} targets dropped: same vCPU as the sender after mapping)",
-                                                report::format_count(dropped_self))
+  txt += fmt::format("  IPIs       {} sends in the trace, {} replayed{}\n", report::format_count(t.total), report::format_count(t.sends.size()),
+                     t.dropped_self ? fmt::format(" ({} targets dropped: same vCPU as the sender after mapping)",
+                                                  report::format_count(t.dropped_self))
                                   : "");
-  if (inexact)
+  if (t.inexact)
     txt += fmt::format("  kinds      {} sends of a kind without a vector of its own went out as call-function-single\n",
-                       report::format_count(inexact));
+                       report::format_count(t.inexact));
   txt += fmt::format("  mapping    trace CPU -> vCPU of a {}-vCPU VM: {}\n", vcpus, mapping);
-  txt += fmt::format("  arch       trace: {}\n", arch ? fmt::format("{} ({})", workload::arch_name(arch->arch), arch->evidence)
+  txt += fmt::format("  arch       trace: {}\n", t.arch ? fmt::format("{} ({})", workload::arch_name(t.arch->arch), t.arch->evidence)
                                                       : std::string("not known (no handler events of either architecture)"));
   for (const auto& w : warnings) txt += report::wrap("  WARNING   ", w, std::string(13, ' '));
   txt += "  latency    send -> handler entry, ns: p50 / p99 (count); whole ns, thousands grouped\n\n";
@@ -204,8 +192,8 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream&
   report::Table table(head, {0});
   for (const auto& k : kinds) {
     std::vector<std::string> line = {k};
-    auto it = measured.find(k);
-    line.push_back(it == measured.end() ? "—" : cell(it->second.percentile(50), it->second.percentile(99), it->second.count()));
+    auto it = t.measured.find(k);
+    line.push_back(it == t.measured.end() ? "—" : cell(it->second.percentile(50), it->second.percentile(99), it->second.count()));
     for (const auto& row : rows) {
       auto m = row.r.latency_by_kind.find(k);
       line.push_back(m == row.r.latency_by_kind.end() || m->second.count() == 0
@@ -224,7 +212,47 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream&
   }
   txt += "\n  The measured column is what the traced machine did; each variant column is what the modelled\n"
          "  mechanism would give for the same sends, at the same times, on the scenario's host and profile.\n";
+  return txt;
+}
 
+}  // namespace
+
+void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream& err) {
+  check_timeline_options(a.timeline);
+  if (!a.json.empty() && a.json != "-") {
+    const auto dir = std::filesystem::path(a.json).parent_path();
+    std::error_code ec;
+    if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+      throw InputError("--json", fmt::format("folder '{}' does not exist", dir.string()));
+  }
+  // 1. The scenario (validated in full before anything runs).
+  RunOverrides ov;
+  ov.variants = a.variants;
+  ov.seed = a.seed;
+  PreparedScenario ps = prepare(load_scenario(resolve_scenario(a.scenario)), ov, workload::find_workload);
+  const int vcpus = ps.variants.front().spec.vm.size();
+
+  // 2. The trace: sends mapped onto the VM's vCPUs, and the measured deliveries.
+  const ReplayTrace t = read_replay_trace(a, vcpus);
+
+  // 3. Each variant.
+  std::vector<ReplayRow> rows;
+  SimTimeline timeline(a.timeline, SimTimeline::Unit::Sends,
+                       fmt::format("ipilab replay {}", std::filesystem::path(a.trace).filename().string()));
+  for (auto& v : ps.variants) timeline.observe(v.spec, ps.name, v.name, ps.info->default_mechanism);
+  for (auto& v : ps.variants) rows.push_back({v.name, workload::replay(v.spec, t.sends, ps.info->default_mechanism)});
+  err << timeline.write() << std::flush;
+
+  const std::vector<std::string> warnings = arch_warnings(ps, t.arch);
+  std::string mapping;
+  for (auto c : t.trace_cpus) mapping += fmt::format("{}{}->vCPU{}", mapping.empty() ? "" : ", ", c, c % vcpus);
+  std::set<std::string> kinds;
+  for (const auto& [k, h] : t.measured) kinds.insert(k);
+  for (const auto& row : rows)
+    for (const auto& [k, h] : row.r.latency_by_kind) kinds.insert(k);
+
+  const nlohmann::json j = replay_json(a, ps, t, rows, warnings, mapping);
+  const std::string txt = replay_text(a, ps, t, rows, warnings, mapping, kinds, vcpus);
   for (const auto& w : warnings) err << "ipilab: warning: " << w << "\n";
   if (!a.json.empty()) {
     const std::string doc = j.dump(2) + "\n";

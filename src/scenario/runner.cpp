@@ -359,6 +359,10 @@ ScenarioResult run(const PreparedScenario& p, const ProgressFn& progress) {
     }
     if (vr.result.metrics.empty())
       throw std::runtime_error(fmt::format("workload '{}' returned no metric for variant '{}'", p.workload, v.name));
+    for (const auto& m : vr.result.metrics)
+      if (std::find(p.info->metrics.begin(), p.info->metrics.end(), m.name) == p.info->metrics.end())
+        throw std::logic_error(fmt::format("workload '{}' reported metric '{}', which its WorkloadInfo::metrics does not declare",
+                                           p.workload, m.name));
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (progress) progress(p.name, v.name, i, p.variants.size(), secs);
     out.variants.push_back(std::move(vr));

@@ -9,6 +9,8 @@
 #include "common/file.h"
 #include "common/suggest.h"
 #include "topology/toml_read.h"
+#include "workload/counters.h"
+#include "workload/workload.h"
 
 namespace ipilab::scenario {
 
@@ -73,6 +75,22 @@ Expectation read_expect_entry(const std::string& file, const std::string& varian
   return e;
 }
 
+// An expectation must name a counter of the catalog or a metric the scenario's workload reports.
+// (An unknown workload is left to the runner, which names the known ones.)
+void check_expect_key(const Expectation& e, std::string_view workload_name) {
+  if (workload::find_counter(e.key)) return;
+  const auto all = workload::list_workloads();
+  const auto w = std::find_if(all.begin(), all.end(), [&](const workload::WorkloadInfo* i) { return i->name == workload_name; });
+  if (w == all.end()) return;
+  const auto& metrics = (*w)->metrics;
+  if (std::find(metrics.begin(), metrics.end(), e.key) != metrics.end()) return;
+  std::vector<std::string> names = metrics;
+  for (auto& c : workload::counter_names()) names.push_back(std::move(c));
+  throw InputError(e.place, fmt::format("'{}' is neither a counter nor a metric of workload '{}'{} (its metrics: {}; "
+                                        "counters: 'ipilab list --counters')",
+                                        e.key, workload_name, did_you_mean(e.key, names), join_names(metrics)));
+}
+
 }  // namespace
 
 void deep_merge(toml::table& base, toml::table&& over) {
@@ -116,34 +134,12 @@ fs::path resolve_data_path(const std::string& rel, const fs::path& dir, const st
                                       shipped.lexically_normal().string(), did_you_mean_file(p, roots)));
 }
 
-Scenario parse_scenario(std::string_view text, const std::string& file) {
-  Scenario s;
-  s.file = file;
-  s.dir = fs::path(file).parent_path();
+namespace {
 
-  const toml::table root = toml_read::parse(text, file);
-  TableReader r(root, file, "");
-  const toml::table* sc = r.opt_table("scenario");
-  for (auto k : kSections) r.opt_table(k);
-  const toml::array* variants = r.opt_array("variant");
-  r.finish();
-  if (!sc) throw InputError(file, "missing [scenario] table (it needs at least workload = \"NAME\")");
-
-  TableReader sr(*sc, file, "scenario");
-  s.name = sr.opt_string("name").value_or(fs::path(file).stem().string());
-  if (s.name.empty()) sr.fail("name", "must not be empty");
-  s.title = sr.opt_string("title").value_or(s.name);
-  s.description = sr.opt_string("description").value_or("");
-  s.workload = sr.req_string("workload");
-  s.workload_place = sr.place("workload");
-  if (auto v = sr.opt_int("iterations", 1, 1'000'000'000)) s.iterations = static_cast<std::uint64_t>(*v);
-  if (auto v = sr.opt_int("warmup", 0, 1'000'000'000)) s.warmup = static_cast<std::uint64_t>(*v);
-  if (auto v = sr.opt_int("seed", 0)) s.seed = static_cast<std::uint64_t>(*v);
-  s.reproduces = sr.opt_string("reproduces").value_or("");
-  const toml::table* expect = sr.opt_table("expect");
-  sr.finish();
-
-  // Variant headers: name, description, which sections they override (types checked here).
+// The [[variant]] headers (name, description, which sections they override; types checked here),
+// or the implicit "base" variant; returns the names in file order.
+std::vector<std::string> read_variant_headers(const TableReader& r, const toml::array* variants, const std::string& file,
+                                              Scenario& s) {
   std::vector<std::string> names;
   std::vector<std::string> name_places;
   if (variants) {
@@ -177,38 +173,43 @@ Scenario parse_scenario(std::string_view text, const std::string& file) {
     names.push_back(v.name);
     s.variants.push_back(std::move(v));
   }
+  return names;
+}
 
-  // Expectations, per variant.
-  if (expect) {
-    for (const auto& [key, node] : *expect) {
-      const std::string vname(key.str());
-      const std::string path = fmt::format("scenario.expect.{}", vname);
-      const std::string place = toml_read::place(file, key.source(), path);
-      if (std::find(names.begin(), names.end(), vname) == names.end())
-      {
-        std::vector<std::string> quoted;
-        for (const auto& n : names) quoted.push_back("'" + n + "'");
-        throw InputError(place, fmt::format("no variant named '{}' (variants: {})", vname, join_names(quoted)));
-      }
-      const toml::table* t = node.as_table();
-      if (!t)
-        throw InputError(place, fmt::format("expected a table of expected values, got {}", toml_read::type_name(node)));
-      double tolerance = 0.02;
-      if (const toml::node* tn = t->get("tolerance")) {
-        tolerance = toml_read::node_double(*tn, file, path + ".tolerance");
-        if (tolerance < 0)
-          throw InputError(toml_read::place(file, tn->source(), path + ".tolerance"),
-                           fmt::format("must be >= 0 (a relative tolerance, 0.02 = 2%), got {}", tolerance));
-      }
-      for (const auto& [ek, en] : *t) {
-        if (ek.str() == "tolerance") continue;
-        s.expect.push_back(read_expect_entry(file, vname, ek, en, tolerance));
-      }
+// [scenario.expect.<variant>]: per variant, a table of expected values and its default tolerance.
+void read_expectations(const toml::table& expect, const std::vector<std::string>& names, const std::string& file,
+                       Scenario& s) {
+  for (const auto& [key, node] : expect) {
+    const std::string vname(key.str());
+    const std::string path = fmt::format("scenario.expect.{}", vname);
+    const std::string place = toml_read::place(file, key.source(), path);
+    if (std::find(names.begin(), names.end(), vname) == names.end())
+    {
+      std::vector<std::string> quoted;
+      for (const auto& n : names) quoted.push_back("'" + n + "'");
+      throw InputError(place, fmt::format("no variant named '{}' (variants: {})", vname, join_names(quoted)));
+    }
+    const toml::table* t = node.as_table();
+    if (!t)
+      throw InputError(place, fmt::format("expected a table of expected values, got {}", toml_read::type_name(node)));
+    double tolerance = 0.02;
+    if (const toml::node* tn = t->get("tolerance")) {
+      tolerance = toml_read::node_double(*tn, file, path + ".tolerance");
+      if (tolerance < 0)
+        throw InputError(toml_read::place(file, tn->source(), path + ".tolerance"),
+                         fmt::format("must be >= 0 (a relative tolerance, 0.02 = 2%), got {}", tolerance));
+    }
+    for (const auto& [ek, en] : *t) {
+      if (ek.str() == "tolerance") continue;
+      s.expect.push_back(read_expect_entry(file, vname, ek, en, tolerance));
+      check_expect_key(s.expect.back(), s.workload);
     }
   }
+}
 
-  // Merged documents: parse again for each variant so that every node is a fresh one carrying its
-  // source region (toml++ drops source regions on copy, keeps them on move).
+// Each variant's merged document: the text is parsed again for each variant so that every node is
+// a fresh one carrying its source region (toml++ drops source regions on copy, keeps them on move).
+void merge_variant_documents(std::string_view text, const std::string& file, bool has_variants, Scenario& s) {
   for (std::size_t i = 0; i < s.variants.size(); ++i) {
     toml::table d = toml_read::parse(text, file);
     toml::table& merged = s.variants[i].doc;
@@ -216,7 +217,7 @@ Scenario parse_scenario(std::string_view text, const std::string& file) {
       auto it = d.find(k);
       if (it != d.end()) move_entry(merged, it->first, it->second);
     }
-    if (!variants) continue;
+    if (!has_variants) continue;
     toml::table& vt = *(*d["variant"].as_array())[i].as_table();
     for (auto k : kSections) {
       auto it = vt.find(k);
@@ -227,6 +228,40 @@ Scenario parse_scenario(std::string_view text, const std::string& file) {
       else move_entry(merged, it->first, it->second);
     }
   }
+}
+
+}  // namespace
+
+Scenario parse_scenario(std::string_view text, const std::string& file) {
+  Scenario s;
+  s.file = file;
+  s.dir = fs::path(file).parent_path();
+
+  const toml::table root = toml_read::parse(text, file);
+  TableReader r(root, file, "");
+  const toml::table* sc = r.opt_table("scenario");
+  for (auto k : kSections) r.opt_table(k);
+  const toml::array* variants = r.opt_array("variant");
+  r.finish();
+  if (!sc) throw InputError(file, "missing [scenario] table (it needs at least workload = \"NAME\")");
+
+  TableReader sr(*sc, file, "scenario");
+  s.name = sr.opt_string("name").value_or(fs::path(file).stem().string());
+  if (s.name.empty()) sr.fail("name", "must not be empty");
+  s.title = sr.opt_string("title").value_or(s.name);
+  s.description = sr.opt_string("description").value_or("");
+  s.workload = sr.req_string("workload");
+  s.workload_place = sr.place("workload");
+  if (auto v = sr.opt_int("iterations", 1, 1'000'000'000)) s.iterations = static_cast<std::uint64_t>(*v);
+  if (auto v = sr.opt_int("warmup", 0, 1'000'000'000)) s.warmup = static_cast<std::uint64_t>(*v);
+  if (auto v = sr.opt_int("seed", 0)) s.seed = static_cast<std::uint64_t>(*v);
+  s.reproduces = sr.opt_string("reproduces").value_or("");
+  const toml::table* expect = sr.opt_table("expect");
+  sr.finish();
+
+  const std::vector<std::string> names = read_variant_headers(r, variants, file, s);
+  if (expect) read_expectations(*expect, names, file, s);
+  merge_variant_documents(text, file, variants != nullptr, s);
   return s;
 }
 

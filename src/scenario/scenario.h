@@ -9,7 +9,7 @@
 //   iterations = 10000               # measured iterations per variant, 1..1e9 (default 10000)
 //   warmup = 100                     # discarded iterations first, 0..1e9 (default 100)
 //   seed = 1                         # RNG seed, >= 0 (default 1); every variant uses the same seed
-//   reproduces = "seed 000: 8043 -> 7761 cycles"   # optional: the published figure it reproduces
+//   reproduces = "b264f57fde0c: 8043 -> 7761 cycles"   # optional: the published figure it reproduces
 //   [scenario.expect.pre-seed]       # optional, per variant: expected values for `--check`
 //   cycles_per_iteration = 8043      #   a metric's mean (or a counter's value) ...
 //   send_cost = { value = 12650, tolerance = 0.03, stat = "mean" }   # ... or a table

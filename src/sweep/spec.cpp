@@ -12,7 +12,9 @@
 
 #include "common/error.h"
 #include "common/file.h"
+#include "common/suggest.h"
 #include "topology/toml_read.h"
+#include "workload/counters.h"
 
 namespace ipilab::sweep {
 
@@ -149,109 +151,110 @@ std::vector<toml::table> range_values(const toml::table& rt, const std::string& 
   return out;
 }
 
-Axis read_axis(const toml::node& an, const std::string& file, std::size_t index) {
-  const std::string path = fmt::format("axis[{}]", index);
-  const toml::table* at = an.as_table();
-  if (!at) throw InputError(toml_read::place(file, an.source(), path), fmt::format("expected a table ([[axis]]), got {}", toml_read::type_name(an)));
-  TableReader r(*at, file, path);
-  Axis ax;
-  const auto name = r.opt_string("name");
-  const auto key = r.opt_string("key");
-  const toml::array* values = r.opt_array("values");
-  const toml::table* range = r.opt_table("range");
-  const toml::array* set = r.opt_array("set");
-  const toml::array* labels = r.opt_array("labels");
-  ax.unit = r.opt_string("unit").value_or("");
-  r.finish();
+// The fields of one [[axis]] table, read before the axis is built from them.
+struct AxisFields {
+  std::optional<std::string> name, key;
+  const toml::array* values = nullptr;
+  const toml::table* range = nullptr;
+  const toml::array* set = nullptr;
+  const toml::array* labels = nullptr;
+};
 
-  if (set) {
-    if (key) r.fail("key", "a compound axis (set = [...]) has no key: each value names its keys");
-    if (values || range) r.fail(values ? "values" : "range", "give set, or key with values or range, not both");
-    if (labels) r.fail("labels", "a compound axis' values carry their own label");
-    if (!name) r.fail("set", "a compound axis needs a name");
-    ax.place = r.place("set");
-    if (set->empty()) r.fail("set", "an empty list: give at least one value");
-    for (std::size_t j = 0; j < set->size(); ++j) {
-      const toml::node& vn = (*set)[j];
-      const std::string vpath = fmt::format("{}.set[{}]", path, j);
-      const toml::table* vt = vn.as_table();
-      if (!vt)
-        throw InputError(toml_read::place(file, vn.source(), vpath),
-                         fmt::format("expected a table {{ label = \"...\", section.key = value, ... }}, got {}", toml_read::type_name(vn)));
-      AxisValue v;
-      v.place = toml_read::place(file, vn.source(), vpath);
-      const toml::node* ln = vt->get("label");
-      if (!ln || !ln->is_string()) throw InputError(v.place, "each value of a compound axis needs label = \"...\"");
-      v.label = ln->as_string()->get();
-      for (const auto& [k, n] : *vt) {
-        if (k.str() == "label") continue;
-        const std::string kp = toml_read::place(file, k.source(), fmt::format("{}.{}", vpath, k.str()));
-        check_section(k.str(), kp);
-        if (!n.is_table()) throw InputError(kp, fmt::format("expected a table of keys under '{}', got {}", k.str(), toml_read::type_name(n)));
-        copy_into(v.set, std::string(k.str()), n);
-      }
-      if (v.set.empty()) throw InputError(v.place, "sets nothing: add keys such as workload.mechanism = \"hyperv\"");
-      v.canonical = canonical(v.set);
-      v.number = parse_number(v.label);
-      ax.values.push_back(std::move(v));
+// A compound axis: set = [{ label = "...", section.key = value, ... }, ...].
+void read_compound_values(const TableReader& r, const AxisFields& f, const std::string& file, const std::string& path,
+                          Axis& ax) {
+  const toml::array* set = f.set;
+  ax.place = r.place("set");
+  if (set->empty()) r.fail("set", "an empty list: give at least one value");
+  for (std::size_t j = 0; j < set->size(); ++j) {
+    const toml::node& vn = (*set)[j];
+    const std::string vpath = fmt::format("{}.set[{}]", path, j);
+    const toml::table* vt = vn.as_table();
+    if (!vt)
+      throw InputError(toml_read::place(file, vn.source(), vpath),
+                       fmt::format("expected a table {{ label = \"...\", section.key = value, ... }}, got {}", toml_read::type_name(vn)));
+    AxisValue v;
+    v.place = toml_read::place(file, vn.source(), vpath);
+    const toml::node* ln = vt->get("label");
+    if (!ln || !ln->is_string()) throw InputError(v.place, "each value of a compound axis needs label = \"...\"");
+    v.label = ln->as_string()->get();
+    for (const auto& [k, n] : *vt) {
+      if (k.str() == "label") continue;
+      const std::string kp = toml_read::place(file, k.source(), fmt::format("{}.{}", vpath, k.str()));
+      check_section(k.str(), kp);
+      if (!n.is_table()) throw InputError(kp, fmt::format("expected a table of keys under '{}', got {}", k.str(), toml_read::type_name(n)));
+      copy_into(v.set, std::string(k.str()), n);
     }
-    ax.name = *name;
-  } else {
-    if (!key) r.fail("key", "missing: the dotted scenario key this axis sets (e.g. vm.vcpus), or set = [...]");
-    ax.key = *key;
-    ax.place = r.place("key");
-    const std::vector<std::string> parts = split_dotted_key(*key, ax.place);
-    check_section(parts[0], ax.place);
-    if (parts.size() < 2) r.fail("key", fmt::format("'{}' names a whole table: give a key inside it (e.g. {}.something)", *key, parts[0]));
-    if (!values == !range) r.fail(values ? "range" : "values", "give exactly one of values = [...] or range = {...}");
-    std::vector<std::string> lbl, canon;
-    std::vector<std::optional<double>> nums;
-    std::vector<std::string> places;
-    std::vector<toml::table> holders;  // range values
-    std::vector<const toml::node*> nodes;
-    if (values) {
-      if (values->empty()) r.fail("values", "an empty list: give at least one value");
-      for (std::size_t j = 0; j < values->size(); ++j) {
-        const toml::node& vn = (*values)[j];
-        nodes.push_back(&vn);
-        lbl.push_back(value_label(vn));
-        nums.push_back(node_number(vn));
-        canon.push_back(canonical(vn));
-        places.push_back(toml_read::place(file, vn.source(), fmt::format("{}.values[{}]", path, j)));
-      }
-    } else {
-      holders = range_values(*range, file, path + ".range", lbl, nums, canon);
-      for (std::size_t j = 0; j < holders.size(); ++j) {
-        nodes.push_back(holders[j].get("v"));
-        places.push_back(toml_read::place(file, range->source(), fmt::format("{}.range (value {})", path, lbl[j])));
-      }
-    }
-    if (labels) {
-      if (labels->size() != nodes.size())
-        r.fail("labels", fmt::format("{} labels for {} values", labels->size(), nodes.size()));
-      for (std::size_t j = 0; j < labels->size(); ++j) {
-        const toml::node& ln = (*labels)[j];
-        if (!ln.is_string())
-          throw InputError(toml_read::place(file, ln.source(), fmt::format("{}.labels[{}]", path, j)),
-                           fmt::format("expected a string, got {}", toml_read::type_name(ln)));
-        lbl[j] = ln.as_string()->get();
-        if (!nums[j]) nums[j] = parse_number(lbl[j]);
-      }
-    } else {
-      for (std::size_t j = 0; j < lbl.size(); ++j)
-        if (!nums[j]) nums[j] = parse_number(lbl[j]);
-    }
-    for (std::size_t j = 0; j < nodes.size(); ++j) {
-      AxisValue v;
-      v.label = lbl[j];
-      v.number = nums[j];
-      v.canonical = canon[j];
-      v.place = places[j];
-      copy_into(table_at(v.set, parts, parts.size() - 1), parts.back(), *nodes[j]);
-      ax.values.push_back(std::move(v));
-    }
-    ax.name = name.value_or(*key);
+    if (v.set.empty()) throw InputError(v.place, "sets nothing: add keys such as workload.mechanism = \"hyperv\"");
+    v.canonical = canonical(v.set);
+    v.number = parse_number(v.label);
+    ax.values.push_back(std::move(v));
   }
+}
+
+// A one-key axis: key with values = [...] or range = {...}, and optional labels.
+void read_keyed_values(const TableReader& r, const AxisFields& f, const std::string& file, const std::string& path,
+                       Axis& ax) {
+  const std::optional<std::string>& key = f.key;
+  const toml::array* values = f.values;
+  const toml::table* range = f.range;
+  const toml::array* labels = f.labels;
+  ax.key = *key;
+  ax.place = r.place("key");
+  const std::vector<std::string> parts = split_dotted_key(*key, ax.place);
+  check_section(parts[0], ax.place);
+  if (parts.size() < 2) r.fail("key", fmt::format("'{}' names a whole table: give a key inside it (e.g. {}.something)", *key, parts[0]));
+  if (!values == !range) r.fail(values ? "range" : "values", "give exactly one of values = [...] or range = {...}");
+  std::vector<std::string> lbl, canon;
+  std::vector<std::optional<double>> nums;
+  std::vector<std::string> places;
+  std::vector<toml::table> holders;  // range values
+  std::vector<const toml::node*> nodes;
+  if (values) {
+    if (values->empty()) r.fail("values", "an empty list: give at least one value");
+    for (std::size_t j = 0; j < values->size(); ++j) {
+      const toml::node& vn = (*values)[j];
+      nodes.push_back(&vn);
+      lbl.push_back(value_label(vn));
+      nums.push_back(node_number(vn));
+      canon.push_back(canonical(vn));
+      places.push_back(toml_read::place(file, vn.source(), fmt::format("{}.values[{}]", path, j)));
+    }
+  } else {
+    holders = range_values(*range, file, path + ".range", lbl, nums, canon);
+    for (std::size_t j = 0; j < holders.size(); ++j) {
+      nodes.push_back(holders[j].get("v"));
+      places.push_back(toml_read::place(file, range->source(), fmt::format("{}.range (value {})", path, lbl[j])));
+    }
+  }
+  if (labels) {
+    if (labels->size() != nodes.size())
+      r.fail("labels", fmt::format("{} labels for {} values", labels->size(), nodes.size()));
+    for (std::size_t j = 0; j < labels->size(); ++j) {
+      const toml::node& ln = (*labels)[j];
+      if (!ln.is_string())
+        throw InputError(toml_read::place(file, ln.source(), fmt::format("{}.labels[{}]", path, j)),
+                         fmt::format("expected a string, got {}", toml_read::type_name(ln)));
+      lbl[j] = ln.as_string()->get();
+      if (!nums[j]) nums[j] = parse_number(lbl[j]);
+    }
+  } else {
+    for (std::size_t j = 0; j < lbl.size(); ++j)
+      if (!nums[j]) nums[j] = parse_number(lbl[j]);
+  }
+  for (std::size_t j = 0; j < nodes.size(); ++j) {
+    AxisValue v;
+    v.label = lbl[j];
+    v.number = nums[j];
+    v.canonical = canon[j];
+    v.place = places[j];
+    copy_into(table_at(v.set, parts, parts.size() - 1), parts.back(), *nodes[j]);
+    ax.values.push_back(std::move(v));
+  }
+}
+
+// The axis name and every value's label: printable, labels unique within the axis.
+void check_axis_labels(const TableReader& r, const Axis& ax) {
   if (ax.name.empty()) r.fail("name", "must not be empty");
   for (unsigned char c : ax.name)
     if (c < 0x20 || c == 0x7f || c == ',' || c == '=') r.fail("name", "must not contain control characters, ',' or '='");
@@ -263,6 +266,37 @@ Axis read_axis(const toml::node& an, const std::string& file, std::size_t index)
         throw InputError(ax.values[j].place, fmt::format("axis '{}' has the label '{}' twice (values {} and {})", ax.name,
                                                          ax.values[j].label, k, j));
   }
+}
+
+Axis read_axis(const toml::node& an, const std::string& file, std::size_t index) {
+  const std::string path = fmt::format("axis[{}]", index);
+  const toml::table* at = an.as_table();
+  if (!at) throw InputError(toml_read::place(file, an.source(), path), fmt::format("expected a table ([[axis]]), got {}", toml_read::type_name(an)));
+  TableReader r(*at, file, path);
+  Axis ax;
+  AxisFields f;
+  f.name = r.opt_string("name");
+  f.key = r.opt_string("key");
+  f.values = r.opt_array("values");
+  f.range = r.opt_table("range");
+  f.set = r.opt_array("set");
+  f.labels = r.opt_array("labels");
+  ax.unit = r.opt_string("unit").value_or("");
+  r.finish();
+
+  if (f.set) {
+    if (f.key) r.fail("key", "a compound axis (set = [...]) has no key: each value names its keys");
+    if (f.values || f.range) r.fail(f.values ? "values" : "range", "give set, or key with values or range, not both");
+    if (f.labels) r.fail("labels", "a compound axis' values carry their own label");
+    if (!f.name) r.fail("set", "a compound axis needs a name");
+    read_compound_values(r, f, file, path, ax);
+    ax.name = *f.name;
+  } else {
+    if (!f.key) r.fail("key", "missing: the dotted scenario key this axis sets (e.g. vm.vcpus), or set = [...]");
+    read_keyed_values(r, f, file, path, ax);
+    ax.name = f.name.value_or(*f.key);
+  }
+  check_axis_labels(r, ax);
   return ax;
 }
 
@@ -385,6 +419,9 @@ PlotSpec read_plot(const toml::node& pn, const std::vector<Axis>& axes, const st
   if (p.value != "mean" && p.value != "p50" && p.value != "p99" && p.value != "change_pct" &&
       !(p.value.rfind("counter.", 0) == 0 && p.value.size() > 8))
     r.fail("value", fmt::format("'{}' is not mean, p50, p99, change_pct or counter.NAME", p.value));
+  if (p.value.rfind("counter.", 0) == 0 && !workload::find_counter(p.value.substr(8)))
+    r.fail("value", fmt::format("'{}' names no counter{} (the counters: 'ipilab list --counters')", p.value.substr(8),
+                                did_you_mean(p.value.substr(8), workload::counter_names())));
   p.x_scale = axes[p.x].numeric() ? PlotSpec::Scale::Linear : PlotSpec::Scale::Category;
   if (scale) {
     const Axis& ax = axes[p.x];

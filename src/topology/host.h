@@ -16,8 +16,10 @@
 // message, an interrupt notification) from NUMA node a to node b costs beyond one that stays in node
 // a: half of c2c's extra, (node_ns[a][b] - node_ns[a][a]) / 2, because a cache-line transfer (what
 // the matrix holds) is a request and a data response, two traversals, while a posted write is one.
-// This is a modelling assumption; seed 003 checks it: a remote ITS is two crossings of (150 - 50) / 2
-// = 50 ns on the kunpeng920-2s matrix, the +100 ns the seed measured.
+// This is a modelling assumption, checked against "irqchip/gic-v4.1: Use local 4_1 ITS to generate
+// VSGI" (Linux commit f1a3fac4095c): a remote ITS is two crossings of (150 - 50) / 2 = 50 ns on the
+// kunpeng920-2s matrix, the +100 ns the patch's posting reports (lore.kernel.org,
+// 20250515145359.2795959-1-tangnianyao@huawei.com).
 //
 // GIC (Arm hosts with [[host.its]] or [host.gic]): every CPU has a redistributor whose index is the
 // CPU number (so CPU ids must be 0..N-1), and an MPIDR affinity built from the layout:

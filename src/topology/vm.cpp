@@ -77,16 +77,9 @@ VcpuState parse_state(TableReader& r, std::string_view key, const std::string& s
   r.fail(key, fmt::format("'{}' is not a vCPU state; use \"running\", \"halted\" or \"polling\"", s));
 }
 
-}  // namespace
 
-Vm parse_vm(const toml::table& t, const Host& host, std::string_view file, std::string_view key) {
-  TableReader r(t, std::string(file), std::string(key));
-  Vm vm;
-  vm.name = r.opt_string("name").value_or("");
-  const auto n = static_cast<int>(r.req_int("vcpus", 1, 65536));
-  vm.nr_cpus = static_cast<int>(r.opt_int("nr_cpus", 1, 1 << 20).value_or(8192));
-  if (vm.nr_cpus < n) r.fail("nr_cpus", fmt::format("NR_CPUS {} is below vcpus = {}", vm.nr_cpus, n));
-
+// vm.pin: "first" (default), "socket:N", "node:N" or a list of host CPUs, one per vCPU.
+std::vector<int> read_pins(TableReader& r, const Host& host, int n, std::string_view file) {
   std::vector<int> pins;
   const toml::node* pin = r.node("pin");
   auto take_first = [&](const std::vector<int>& ids, std::string_view what) {
@@ -133,11 +126,11 @@ Vm parse_vm(const toml::table& t, const Host& host, std::string_view file, std::
     r.fail("pin", fmt::format("expected a list of host CPUs or a string, got {}", toml_read::type_name(*pin)));
   }
 
-  VcpuState initial = VcpuState::Running;
-  if (auto s = r.opt_string("state")) initial = parse_state(r, "state", *s);
-  for (int i = 0; i < n; ++i)
-    vm.vcpus.push_back(Vcpu{i, pins[static_cast<std::size_t>(i)], static_cast<std::uint32_t>(i), initial});
+  return pins;
+}
 
+// vm.halted and vm.polling: the vCPUs that start in that state (each vCPU in one list at most).
+void read_state_lists(TableReader& r, Vm& vm, int n, std::string_view file) {
   std::vector<bool> listed(static_cast<std::size_t>(n), false);
   for (const auto& [list_key, state] : {std::pair<const char*, VcpuState>{"halted", VcpuState::Halted},
                                         std::pair<const char*, VcpuState>{"polling", VcpuState::Polling}}) {
@@ -153,6 +146,10 @@ Vm parse_vm(const toml::table& t, const Host& host, std::string_view file, std::
       vm.vcpus[static_cast<std::size_t>(c)].initial_state = state;
     }
   }
+}
+
+// vm.vp_index: per guest CPU, the VP index Hyper-V gave it (a number or "inval").
+void read_vp_indexes(TableReader& r, Vm& vm, int n, std::string_view file) {
   if (const toml::table* vp = r.opt_table("vp_index")) {
     for (const auto& [k, v] : *vp) {
       const std::string kp = fmt::format("{}.{}", r.key_path("vp_index"), k.str());
@@ -189,6 +186,25 @@ Vm parse_vm(const toml::table& t, const Host& host, std::string_view file, std::
       vm.vp_index_places[c] = where;
     }
   }
+}
+
+}  // namespace
+
+Vm parse_vm(const toml::table& t, const Host& host, std::string_view file, std::string_view key) {
+  TableReader r(t, std::string(file), std::string(key));
+  Vm vm;
+  vm.name = r.opt_string("name").value_or("");
+  const auto n = static_cast<int>(r.req_int("vcpus", 1, 65536));
+  vm.nr_cpus = static_cast<int>(r.opt_int("nr_cpus", 1, 1 << 20).value_or(8192));
+  if (vm.nr_cpus < n) r.fail("nr_cpus", fmt::format("NR_CPUS {} is below vcpus = {}", vm.nr_cpus, n));
+  const std::vector<int> pins = read_pins(r, host, n, file);
+
+  VcpuState initial = VcpuState::Running;
+  if (auto s = r.opt_string("state")) initial = parse_state(r, "state", *s);
+  for (int i = 0; i < n; ++i)
+    vm.vcpus.push_back(Vcpu{i, pins[static_cast<std::size_t>(i)], static_cast<std::uint32_t>(i), initial});
+  read_state_lists(r, vm, n, file);
+  read_vp_indexes(r, vm, n, file);
   r.finish();
   return vm;
 }

@@ -3,7 +3,8 @@
 // Terms: vCPU i is the guest's CPU number i (Linux's smp_processor_id() in the guest). Its VP index
 // is the Hyper-V virtual processor index the guest must use in hypercalls (TLFS; Linux keeps it in
 // hv_vp_index[cpu]); identity by default, overridable per CPU to model hosts where they differ
-// (seed 000's "CPU below 64 with VP index >= 64" case). nr_cpus is the guest kernel's CONFIG_NR_CPUS,
+// (the "CPU below 64 with VP index >= 64" case of __send_ipi_one's fast path, Linux commit
+// b264f57fde0c). nr_cpus is the guest kernel's CONFIG_NR_CPUS,
 // which sizes every cpumask the guest walks (8192 on distribution kernels). Each vCPU has a state:
 // what it does when it has nothing to run (the simulator's idle state, workload/vm_run.h):
 //   running  spinning in guest code (micro-bench's cpu_relax loop): an interrupt is injected

@@ -14,6 +14,7 @@ std::string_view kind_name(IpiKind kind) {
     case IpiKind::TimerBroadcast: return "timer-broadcast";
     case IpiKind::Other: return "other";
     case IpiKind::Unknown: return "unknown";
+    case IpiKind::Platform: return "platform";
   }
   return "unknown";
 }

@@ -20,19 +20,14 @@
 #include <string_view>
 #include <vector>
 
+#include "common/ipi_kind.h"
+
 namespace ipilab::trace {
 
-/// What kind of IPI a send asks for or a handler serves. On x86 the kind is the vector
-/// (irq_vectors:<kind>_entry); on Arm it is the reason string of ipi_entry ("Rescheduling interrupts").
-enum class IpiKind : std::uint8_t {
-  Reschedule,          ///< RESCHEDULE_VECTOR 0xfd (253) / "Rescheduling interrupts"
-  CallFunction,        ///< CALL_FUNCTION_VECTOR 0xfc (252) / "Function call interrupts"
-  CallFunctionSingle,  ///< CALL_FUNCTION_SINGLE_VECTOR 0xfb (251) / "Single function call interrupts"
-  IrqWork,             ///< IRQ_WORK_VECTOR 0xf6 (246) / "IRQ work interrupts"
-  TimerBroadcast,      ///< Arm "Timer broadcast interrupts"
-  Other,               ///< another Arm reason (CPU stop, backtrace, wake-up...)
-  Unknown,             ///< a send whose callback does not tell the kind; matches any arrival
-};
+/// What kind of IPI a send asks for or a handler serves (common/ipi_kind.h). On x86 the kind is the
+/// vector (irq_vectors:<kind>_entry); on Arm it is the reason string of ipi_entry ("Rescheduling
+/// interrupts"). The readers report the first kIpiKindCount kinds (Reschedule .. Unknown).
+using IpiKind = ipilab::IpiKind;
 inline constexpr int kIpiKindCount = 7;
 
 /// Stable lower-case names used in reports and JSON: "reschedule", "call-function",

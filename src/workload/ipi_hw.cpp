@@ -72,6 +72,7 @@ WorkloadInfo describe_ipi_hw() {
                  "Arm kvm-unit-tests micro-bench ipi_hw: SGI round trip between two vCPUs (seed 003's benchmark); "
                  "main metric: ns per IPI",
                  with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<IpiHw>(); }};
+  w.metrics = {"ipi_round_trip", "send_cost", "delivery_latency"};
   w.cost_keys = {guest_bench_loop};
   w.validate = validator("ipi_hw", params(), std::string(kDefaultMechanism), Arch::Arm);
   w.default_mechanism = std::string(kDefaultMechanism);

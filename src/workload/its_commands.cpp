@@ -227,6 +227,7 @@ WorkloadInfo describe_its_commands() {
                  "arm64 host driver ITS commands (VSGI, INVDB, VMOVP) from N vCPUs, each waiting for completion by "
                  "polling GITS_CREADR; main metric: the operation's latency, completion wait included",
                  with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<ItsCommands>(); }};
+  w.metrics = {"command_latency", "lock_wait", "completion_wait"};
   w.validate = validator("its_commands", params(), std::string(kDefaultMechanism), Arch::Arm);
   w.default_mechanism = std::string(kDefaultMechanism);
   return w;

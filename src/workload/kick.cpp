@@ -72,6 +72,7 @@ WorkloadInfo describe_kick() {
   WorkloadInfo w{"kick",
                  "x86 PV spinlock kick: one IPI to a halted vCPU (hv_qlock_kick -> send_IPI); main metric: wake latency",
                  with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<Kick>(); }};
+  w.metrics = {"wake_latency", "send_cost"};
   w.validate = validator("kick", params(), std::string(kDefaultMechanism), Arch::X86);
   w.default_mechanism = std::string(kDefaultMechanism);
   return w;

@@ -14,7 +14,7 @@
 //                  (batch means, loop control included), so a sample here draws it once for its whole
 //                  batch (batch x one draw, plus the read); an iteration of the run is one sample.
 //
-// Timing, as the harness does it (measure/estimator.h): one timestamp pair per sample of `batch`
+// Timing, as the harness does it (common/estimator.h): one timestamp pair per sample of `batch`
 // iterations; a sample is (t1 - t0) / batch, t0 the start of the first read (guest.counter_read: the
 // cost the harness's `counter-read` case measures, once per sample) and t1 the end of the last
 // iteration; every iteration has its loop control (guest.bench_loop). With a halted target, the sender
@@ -37,6 +37,7 @@
 #include "common/error.h"
 #include "workload/builtin.h"
 #include "workload/run_common.h"
+#include "workload/counters.h"
 
 namespace ipilab::workload {
 namespace {
@@ -220,7 +221,7 @@ class KvmBench final : public Workload {
     RunOutput out = run_vm(cfg, b.pricer);
     // CPUID is a compute step, not a send, so no mechanism counts its exit: every measured iteration
     // (mark to mark, one timed sample) ran `batch` of them, each one VM exit handled in KVM.
-    if (kase == "cpuid-exit") out.counters["vm_exits"] += out.measured_iterations * batch;
+    if (kase == "cpuid-exit") out.counters[std::string(counters::vm_exits)] += out.measured_iterations * batch;
 
     const double ppu = ps_per_unit(spec, unit);
     std::vector<Metric> m;
@@ -255,6 +256,7 @@ WorkloadInfo describe_kvm_bench() {
                  "ipilab measure kvm's guest programs (IPI round trip, one-slot call-single, CPUID exit) with its "
                  "timing; main metric: the timed sample per iteration",
                  with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<KvmBench>(); }};
+  w.metrics = {"sample", "operation", "send_cost", "delivery_latency"};
   w.cost_keys = {guest_counter_read,       guest_bench_loop,          guest_csd_queue,           guest_callback,
                  guest_csd_unlock,         vm_exit_entry,             mem_cacheline_smt,         mem_cacheline_same_node,
                  mem_cacheline_same_socket, mem_cacheline_cross_socket};

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/ipi_kind.h"
 #include "cost/catalog.h"
 #include "sim/resource.h"
 #include "sim/time.h"
@@ -43,16 +44,12 @@ std::string_view arch_name(Arch a);
 /// (send_IPI_mask) or all but self (send_IPI_mask_allbutself of the given CPUs).
 enum class Addressing : std::uint8_t { One, Mask, MaskAllButSelf };
 
-/// What an IPI is for; vector_of() gives the architecture's vector (x86) or SGI number (arm64).
-enum class IpiKind : std::uint8_t {
-  CallFunctionSingle,  ///< x86 CALL_FUNCTION_SINGLE_VECTOR 0xFB; arm64 IPI_CALL_FUNC (SGI 1)
-  CallFunction,        ///< x86 CALL_FUNCTION_VECTOR 0xFC;        arm64 IPI_CALL_FUNC (SGI 1)
-  Reschedule,          ///< x86 RESCHEDULE_VECTOR 0xFD;           arm64 IPI_RESCHEDULE (SGI 0)
-  IrqWork,             ///< x86 IRQ_WORK_VECTOR 0xF6;             arm64 IPI_IRQ_WORK (SGI 5)
-  Platform,            ///< x86 X86_PLATFORM_IPI_VECTOR 0xF7 (hv_qlock_kick); no arm64 equivalent
-};
+/// What an IPI is for (common/ipi_kind.h, shared with the trace readers).
+using IpiKind = ipilab::IpiKind;
 /// Linux's vector (x86, arch/x86/include/asm/irq_vectors.h) or SGI (arm64, arch/arm64/kernel/smp.c
-/// enum ipi_msg_type) of `kind`; InputError(place) when the architecture has none.
+/// enum ipi_msg_type) of `kind`: CallFunctionSingle 0xFB / SGI 1, CallFunction 0xFC / SGI 1,
+/// Reschedule 0xFD / SGI 0, IrqWork 0xF6 / SGI 5, Platform 0xF7 / none. InputError(place) when the
+/// architecture has none, and for the trace-only kinds (TimerBroadcast, Other, Unknown).
 std::uint32_t vector_of(Arch arch, IpiKind kind, std::string_view place);
 
 /// One send the core asks for. `targets` are guest CPUs, ascending, without the sender.

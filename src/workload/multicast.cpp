@@ -90,6 +90,7 @@ WorkloadInfo describe_multicast() {
                  "x86 one-to-many IPI (smp_call_function_many, e.g. a TLB shootdown): mask vs Ex vs native vs PV; main "
                  "metric: time until every target acknowledged",
                  with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<Multicast>(); }};
+  w.metrics = {"completion", "send_cost", "delivery_latency"};
   w.cost_keys = {guest_bench_loop, guest_tlb_flush_handler, guest_callback};
   w.validate = validator("multicast", params(), std::string(kDefaultMechanism), Arch::X86);
   w.default_mechanism = std::string(kDefaultMechanism);

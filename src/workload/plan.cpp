@@ -1,12 +1,19 @@
 #include "workload/plan.h"
 
+#include <stdexcept>
+
 #include <fmt/format.h>
+
+#include "workload/counters.h"
 
 namespace ipilab::workload {
 
 CounterId Counters::id(std::string_view name) {
   auto it = index_.find(name);
   if (it != index_.end()) return it->second;
+  // Checked once per name and run (ids are interned before the hot path).
+  if (!find_counter(name))
+    throw std::logic_error(fmt::format("counter '{}' is not in the counter catalog (workload/counters.h)", name));
   const auto id = static_cast<CounterId>(names_.size());
   names_.emplace_back(name);
   values_.push_back(0);

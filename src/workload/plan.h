@@ -85,6 +85,7 @@ using CounterId = std::uint32_t;
 
 class Counters {
  public:
+  /// The id of counter `name`, a catalogued one (workload/counters.h): std::logic_error otherwise.
   CounterId id(std::string_view name);
   void add(CounterId id, std::uint64_t n) { values_[id] += n; }
   std::uint64_t value(std::string_view name) const;

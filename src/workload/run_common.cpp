@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "workload/counters.h"
 
 namespace ipilab::workload {
 
@@ -58,8 +59,9 @@ RunResult assemble(const RunSpec& spec, Bound& b, RunOutput&& out, std::vector<M
   RunResult r;
   r.metrics = std::move(metrics);
   r.counters = out.counters;
-  for (const char* k : {"sends", "misdelivered", "lost", "native_fallbacks", "hypercalls"})
-    if (!r.counters.count(k)) r.counters[k] = 0;
+  for (CounterKey k : {counters::sends, counters::misdelivered, counters::lost, counters::native_fallbacks,
+                       counters::hypercalls})
+    r.counters.try_emplace(std::string(k), 0);
   const double unit = r.metrics.empty() ? 1000.0 : r.metrics.front().ps_per_unit;
   const double iters = static_cast<double>(std::max<std::uint64_t>(1, per_iteration));
   for (const auto& row : b.breakdown.rows()) {

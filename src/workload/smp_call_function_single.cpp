@@ -79,6 +79,7 @@ WorkloadInfo describe_smp_call_function_single() {
                  "x86 guest loop of smp_call_function_single(wait=1) from one vCPU to another (seed 000's benchmark); "
                  "main metric: cycles per iteration",
                  with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<SmpCallFunctionSingle>(); }};
+  w.metrics = {"cycles_per_iteration", "ns_per_iteration", "send_cost", "delivery_latency"};
   w.cost_keys = {guest_bench_loop, guest_callback};
   w.validate = validator("smp_call_function_single", params(), std::string(kDefaultMechanism), Arch::X86);
   w.default_mechanism = std::string(kDefaultMechanism);

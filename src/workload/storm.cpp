@@ -187,6 +187,7 @@ WorkloadInfo describe_storm() {
                  "many senders at once (ipistorm, TLB-shootdown storms): every sender's calls or IPIs contend for the "
                  "targets' queues, the hypervisor and the ITSs; main metric: call latency",
                  with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<Storm>(); }};
+  w.metrics = {"call_latency", "send_cost", "delivery_latency", "sender_mean_latency"};
   w.cost_keys = {guest_tlb_flush_handler, guest_callback};
   w.validate = validator("storm", params(), std::string(kDefaultMechanism), std::nullopt);
   w.default_mechanism = std::string(kDefaultMechanism);

@@ -91,6 +91,7 @@ WorkloadInfo describe_wakeup() {
                  "producer/consumer pairs waking each other (remote wake-ups through the call-single queue); main "
                  "metric: wake latency",
                  with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<Wakeup>(); }};
+  w.metrics = {"wake_latency", "round_trip", "send_cost"};
   w.validate = validator("wakeup", params(), std::string(kDefaultMechanism), std::nullopt);
   w.default_mechanism = std::string(kDefaultMechanism);
   return w;

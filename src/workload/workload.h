@@ -152,6 +152,10 @@ struct WorkloadInfo {
   std::function<std::unique_ptr<Workload>()> make;
   /// Cost keys the workload itself reads (the mechanism declares its own).
   std::vector<cost::CostKey> cost_keys = {};
+  /// The metrics a run may report (RunResult::metrics names; a scenario's `expect` may name them as
+  /// well as the counters of workload/counters.h). The scenario runner refuses a run that reports
+  /// one not listed here.
+  std::vector<std::string> metrics = {};
   /// Checks a [workload] table before any run: unknown keys (the workload's and its mechanism's
   /// parameters are known), a mechanism this workload cannot use. Throws InputError naming the key.
   /// Empty: only `params` are accepted.

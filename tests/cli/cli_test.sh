@@ -43,6 +43,11 @@ refused "unknown workload \"multicst\"; did you mean 'multicast'?" run wl.toml
 sed 's#profiles/kvm-skylake-pv-ipi.toml#profiles/kvm-skylake.toml#' "$src/scenarios/pv-ipi-broadcast.toml" >pf.toml
 refused "no such file 'profiles/kvm-skylake.toml' (looked in" run pf.toml
 grep -qF "; did you mean 'profiles/kvm-skylake-pv-ipi.toml'?" "$tmp/err" || fail "no suggestion for the profile file: $(cat "$tmp/err")"
+# A misspelt counter in a scenario's expect is refused when the scenario is read, before any run.
+sed 's#^misdelivered = { value = 0, tolerance = 0 }#misdelivred = { value = 0, tolerance = 0 }#' "$src/scenarios/hyperv-linux-on-kvm.toml" >ct.toml
+refused "ct.toml:35:1: scenario.expect.exclude-self-unfixed guest, KVM v5.15.misdelivred: 'misdelivred' is neither a counter nor a metric of workload 'multicast'; did you mean 'misdelivered'?" run ct.toml
+sed 's#^"hypercalls.HvCallSendSyntheticClusterIpiEx" = { value = 500#"hypercalls.HvCallSendSyntheticClusterIpiExx" = { value = 500#' "$src/scenarios/hyperv-linux-on-kvm.toml" >cf.toml
+refused "'hypercalls.HvCallSendSyntheticClusterIpiExx' is neither a counter nor a metric of workload 'multicast'; did you mean 'hypercalls.HvCallSendSyntheticClusterIpiEx'," run cf.toml
 # Nothing close: no suggestion.
 refused "no built-in scenario of that name (built-in:" run zzzz
 grep -q "did you mean" "$tmp/err" && fail "a suggestion for zzzz: $(cat "$tmp/err")"
@@ -105,6 +110,18 @@ if command -v jq >/dev/null; then
   [ "$(jq -r '.profiles | map(.name) | join(",")' p.json)" = "$(cd "$src/profiles" && ls *.toml | sed 's/\.toml$//' | paste -sd,)" ] ||
     fail "list --profiles --json names: $(jq -c '.profiles | map(.name)' p.json)"
   [ "$(jq -r '.profiles[] | select(.name == "hyperv-ws2019") | .host' p.json)" = ws2019-2s-e5-2420v2 ] || fail "hyperv-ws2019 host"
+fi
+# list --counters: the catalog, each counter with its unit and who counts it; JSON too.
+out=$("$ipilab" list --counters) || fail "list --counters exited $?"
+for c in sends ipis_delivered lost misdelivered vm_exits hypercalls "hypercalls.<call>" its_commands its_local; do
+  grep -qE "^  $c " <<<"$out" || fail "list --counters does not list $c"
+done
+grep -qF "counted by: mechanism gicv4.1-vsgi" <<<"$out" || fail "list --counters: no 'counted by' for sgir_writes: $out"
+if command -v jq >/dev/null; then
+  "$ipilab" list --counters --json >c.json || fail "list --counters --json exited $?"
+  [ "$(jq -r '.counters[] | select(.name == "vm_exits") | .unit' c.json)" = "VM exits" ] || fail "vm_exits unit: $(cat c.json)"
+  jq -e '.counters[] | select(.name == "hypercalls.<call>") | .calls | index("KVM_HC_SEND_IPI")' c.json >/dev/null ||
+    fail "list --counters --json: hypercalls.<call> lacks KVM_HC_SEND_IPI"
 fi
 # The build's binary finds the source tree it was built from, and says so.
 [ "$("$ipilab" list --data-dir)" = "$src" ] || fail "list --data-dir: $("$ipilab" list --data-dir), expected $src"

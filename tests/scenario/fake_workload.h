@@ -94,7 +94,8 @@ class FakeWorkload : public workload::Workload {
 };
 
 inline const workload::WorkloadInfo& fake_info() {
-  static const workload::WorkloadInfo info{
+  static const workload::WorkloadInfo info = [] {
+    workload::WorkloadInfo w{
       "fake",
       "deterministic test workload",
       {{"base_ns", "int", "100", "ns"},
@@ -105,6 +106,9 @@ inline const workload::WorkloadInfo& fake_info() {
        {"drop", "bool", "false", ""},
        {"horizon", "bool", "false", ""}},
       [] { return std::make_unique<FakeWorkload>(); }};
+    w.metrics = {"latency", "send_cost"};
+    return w;
+  }();
   return info;
 }
 

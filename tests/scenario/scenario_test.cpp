@@ -650,6 +650,23 @@ TEST_F(ScenarioTest, Check_AbsentFamilyMember_FailsTheCheck_TypoIsBadInput) {
       << msg;
 }
 
+// For a registered workload the expectation's name is checked when the file is read: a counter of
+// the catalog or one of the workload's metrics, else exit 2 naming it with the close names.
+TEST_F(ScenarioTest, Expect_MisspeltCounter_RefusedWhenRead_WithSuggestion) {
+  const std::string head = "[scenario]\nworkload = \"ipi_hw\"\n[scenario.expect.base]\n";
+  const std::string msg = input_error([&] { parse(head + "sgir_writs = 4\n"); });
+  EXPECT_NE(msg.find("s.toml:4:1: scenario.expect.base.sgir_writs: 'sgir_writs' is neither a counter nor a metric of "
+                     "workload 'ipi_hw'; did you mean 'sgir_writes'? (its metrics: ipi_round_trip, send_cost, "
+                     "delivery_latency; counters: 'ipilab list --counters')"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(input_error([&] { parse(head + "ipi_round_trp = 4\n"); }).find("did you mean 'ipi_round_trip'?"), std::string::npos);
+  const Scenario ok = parse(head + "sgir_writes = 4\nipi_round_trip = { value = 800, stat = \"p50\" }\n"
+                                   "\"hypercalls.KVM_HC_SEND_IPI\" = 0\n");
+  ASSERT_EQ(ok.expect.size(), 3u);
+  EXPECT_EQ(ok.expect[2].key, "sgir_writes");  // in key order
+}
+
 TEST_F(ScenarioTest, Check_ExpectationOnUnreportedMetric_IsBadInput) {
   std::string text = kBase;
   text.insert(text.find("[host]"), "[scenario.expect.base]\nlatnecy = 1\n");

@@ -16,6 +16,7 @@
 
 #include "workload/mechanisms/arm_common.h"
 #include "workload/mechanisms/builtin.h"
+#include "workload/counters.h"
 
 namespace ipilab::workload {
 namespace {
@@ -38,12 +39,12 @@ class EmulatedSgi final : public Mechanism {
     const int snode = host_->cpu(vm_->pcpu_of(static_cast<int>(r.sender))).node;
     for (const auto& [b, e] : sgi1r_writes(r.targets)) {
       p.sender.push_back(pr.step(kSender, "ICC_SGI1R_EL1 write traps to EL2", gic_sgi_trap_entry, 1, Lane::Exit));
-      add_counter(p, pr, "vm_exits");
+      add_counter(p, pr, counters::vm_exits);
       for (std::size_t i = b; i < e; ++i) {
         const unsigned target = r.targets[i];
         p.sender.push_back(pr.step(kSender, "vgic_v3_queue_sgi: pending_latch, ap_list", gic_vgic_queue_sgi, 1, Lane::Exit));
         p.sender.push_back(pr.step(kSender, "kvm_vcpu_kick: physical IPI to the target's pCPU", gic_vcpu_kick, 1, Lane::Exit));
-        add_counter(p, pr, "kicks");
+        add_counter(p, pr, counters::kicks);
         PlannedDelivery d;
         d.target_cpu = static_cast<int>(target);
         d.after_sender_step = static_cast<std::uint32_t>(p.sender.size() - 1);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "workload/mechanism.h"
+#include "workload/counters.h"
 
 namespace ipilab::workload {
 
@@ -52,10 +53,10 @@ ItsCommandModel::ItsCommandModel(const topology::Host& host, const topology::Vm&
   ops_.resize(static_cast<std::size_t>(vm.size()));
   priority_.assign(static_cast<std::size_t>(vm.size()), 0xA0);
   // Every counter exists from the start, so a run reports its zeros too.
-  for (std::string_view c : {"its_commands", "its_batches", "its_creadr_reads", "its_wait_polls", "its_lock_waits",
-                             "its_waits_completed_early", "its_waits_spun_after_completion", "its_waits_timed_out",
-                             "its_waits_timed_out_after_completion",
-                             "vm_exits"})
+  for (CounterKey c : {counters::its_commands, counters::its_batches, counters::its_creadr_reads, counters::its_wait_polls,
+                       counters::its_lock_waits, counters::its_waits_completed_early,
+                       counters::its_waits_spun_after_completion, counters::its_waits_timed_out,
+                       counters::its_waits_timed_out_after_completion, counters::vm_exits})
     pricer.counters().id(c);
 }
 
@@ -206,7 +207,7 @@ sim::Ps ItsCommandModel::read(int pcpu, int its, const PlanStep& what, sim::Rng&
   pricer_->breakdown().add(what.id, d);
   const int cpu_node = host_->cpu(pcpu).node;
   const int its_node = host_->its[static_cast<std::size_t>(its)].node;
-  count("its_creadr_reads");
+  count(counters::its_creadr_reads);
   return d + crossing(cpu_node, its_node, rng) + crossing(its_node, cpu_node, rng);
 }
 
@@ -228,7 +229,7 @@ ItsCommandModel::Batch ItsCommandModel::post(const gic::ItsWaitTicket& t, int pc
   // 1. its->lock, FIFO.
   const sim::Ps acquired = std::max(arrive, tl.lock_free);
   r.lock_wait += acquired - arrive;
-  if (acquired > arrive) count("its_lock_waits");
+  if (acquired > arrive) count(counters::its_lock_waits);
   // 2. Under the lock: per slot its_queue_full's CREADR read and the command write; the snapshot.
   sim::Ps t_ = acquired;
   for (std::uint64_t k = 0; k < n; ++k) {
@@ -270,8 +271,8 @@ ItsCommandModel::Batch ItsCommandModel::post(const gic::ItsWaitTicket& t, int pc
   tl.queue.add(seen, first, at);
   tl.posted += n;
   b.end_seq = tl.posted;
-  count("its_commands", n);
-  count("its_batches");
+  count(counters::its_commands, n);
+  count(counters::its_batches);
   ++r.batches;
   return b;
 }
@@ -302,7 +303,7 @@ sim::Ps ItsCommandModel::begin(const ItsOpRequest& req, sim::Ps now, sim::Rng& r
       const sim::Ps d = trap_->sample(rng);
       pr.breakdown().add(trap_->id, d);
       t += d;
-      count("vm_exits");
+      count(counters::vm_exits);
       auto& prio = priority_.at(req.cpu);
       prio = prio == 0xA0 ? 0x90 : 0xA0;  // a priority write that changes it (vgic_update_vsgi)
       call = gic_->driver->configure_vsgi(policy_, req.pcpu, vpe, 1, gic::VsgiConfig{true, prio, true});
@@ -338,14 +339,14 @@ std::optional<sim::Ps> ItsCommandModel::next(unsigned cpu, sim::Ps now, sim::Rng
   const std::uint32_t rd = creadr(b.ticket.its, now);
   ++a.polls;
   ++a.result.polls;
-  count("its_wait_polls");
+  count(counters::its_wait_polls);
   const sim::Ps r = read(b.pcpu, b.ticket.its, *poll_read_, rng);
   const bool done = a.pred->poll(rd);
   const bool out = !done && a.polls >= gic::kLinuxItsWaitPolls;
   if (!done && !out) {
     if (!a.missed && consumed(b.ticket.its, now) >= b.end_seq) {  // the batch ran, the predicate did not see it
       a.missed = true;
-      count("its_waits_spun_after_completion");
+      count(counters::its_waits_spun_after_completion);
     }
     const sim::Ps u = udelay_->sample(rng);
     pricer_->breakdown().add(udelay_->id, u);
@@ -355,9 +356,9 @@ std::optional<sim::Ps> ItsCommandModel::next(unsigned cpu, sim::Ps now, sim::Rng
   const bool truly = consumed(b.ticket.its, now) >= b.end_seq;
   gic::WaitOutcome o = done ? (truly ? gic::WaitOutcome::Completed : gic::WaitOutcome::CompletedEarly)
                             : (truly ? gic::WaitOutcome::TimedOutAfterCompletion : gic::WaitOutcome::TimedOut);
-  if (o == gic::WaitOutcome::CompletedEarly) count("its_waits_completed_early");
-  if (o == gic::WaitOutcome::TimedOut) count("its_waits_timed_out");
-  if (o == gic::WaitOutcome::TimedOutAfterCompletion) count("its_waits_timed_out_after_completion");
+  if (o == gic::WaitOutcome::CompletedEarly) count(counters::its_waits_completed_early);
+  if (o == gic::WaitOutcome::TimedOut) count(counters::its_waits_timed_out);
+  if (o == gic::WaitOutcome::TimedOutAfterCompletion) count(counters::its_waits_timed_out_after_completion);
   if (out && a.result.linux_message.empty()) {
     const std::string timeout = predicate_ == gic::WaitPredicate::Linear
                                     ? fmt::format("ITS queue timeout ({} {})", a.pred->to_linear(), a.pred->linear())

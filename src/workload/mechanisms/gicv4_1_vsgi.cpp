@@ -25,6 +25,7 @@
 #include "workload/mechanisms/arm_common.h"
 #include "workload/mechanisms/builtin.h"
 #include "workload/mechanisms/gicv4_1_its_commands.h"
+#include "workload/counters.h"
 
 namespace ipilab::workload {
 namespace {
@@ -60,11 +61,11 @@ class Vsgi final : public Mechanism, public ItsCommandHost {
     const int snode = host_->cpu(spcpu).node;
     for (const auto& [b, e] : sgi1r_writes(r.targets)) {
       p.sender.push_back(pr.step(kSender, "ICC_SGI1R_EL1 write traps to EL2", gic_sgi_trap_entry, 1, Lane::Exit));
-      add_counter(p, pr, "vm_exits");
+      add_counter(p, pr, counters::vm_exits);
       for (std::size_t i = b; i < e; ++i) {
         const unsigned target = r.targets[i];
         p.sender.push_back(pr.step(kSender, "vgic_v3_dispatch_sgi -> its_sgi_set_irqchip_state", gic_vgic_dispatch_sgi, 1, Lane::Exit));
-        add_counter(p, pr, "sgir_writes");
+        add_counter(p, pr, counters::sgir_writes);
         const gic::VsgiRoute route = gic_->driver->send_vsgi(policy_, spcpu, static_cast<std::uint16_t>(target),
                                                              static_cast<std::uint8_t>(r.vector & 0xF));
         if (route.its < 0 || !route.write.accepted()) {
@@ -87,7 +88,7 @@ class Vsgi final : public Mechanism, public ItsCommandHost {
         if (auto s = interconnect_step(pr, *host_, its_node, rd_node, "ITS -> redistributor on another node")) d.path.push_back(*s);
         d.path.push_back(pr.step("RD", "vSGI pending -> vCPU interface", gic_rd_vsgi_pending, 1, Lane::Wire));
         p.deliveries.push_back(std::move(d));
-        add_counter(p, pr, route.its_local ? "its_local" : "its_remote");
+        add_counter(p, pr, route.its_local ? counters::its_local : counters::its_remote);
       }
       p.sender.push_back(pr.step(kSender, "return from the trap, ERET to the guest", gic_sgi_trap_return, 1, Lane::Exit));
     }

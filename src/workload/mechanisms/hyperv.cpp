@@ -50,6 +50,7 @@
 #include "topology/toml_read.h"
 #include "workload/mechanisms/builtin.h"
 #include "workload/mechanisms/x86_common.h"
+#include "workload/counters.h"
 
 namespace ipilab::workload {
 namespace {
@@ -228,8 +229,41 @@ class HyperV final : public Mechanism {
     arrival_ = x86_arrival(*pricer_);
   }
 
+  // Which guest CPUs one send reached so far, and which it was meant to reach.
+  struct Reach {
+    std::vector<bool> got, asked;
+    bool intended(unsigned cpu) const { return cpu < asked.size() && asked[cpu]; }
+  };
+  // A CPU reached twice (hypercall and fallback) gets the second one as an extra interrupt.
+  bool first_time(SendPlan& p, Reach& reach, unsigned cpu) {
+    const bool first = !reach.got[cpu];
+    reach.got[cpu] = true;
+    if (!first) count(p, kDuplicated, counters::duplicated);
+    return first;
+  }
+
   SendPlan plan(const SendRequest& r) override {
-    Pricer& pr = *pricer_;
+    const hv::SendRequest req = guest_request(r);
+    hv::GuestHostSend s = send(req);
+    SendPlan p;
+    price_guest_work(p, s.send.work);
+    Reach reach{std::vector<bool>(static_cast<std::size_t>(vm_->size()), false),
+                std::vector<bool>(static_cast<std::size_t>(vm_->size()), false)};
+    for (unsigned cpu : s.send.intended_cpus)
+      if (cpu < reach.asked.size()) reach.asked[cpu] = true;
+    for (std::size_t i = 0; i < s.send.hypercalls.size() && i < s.outcomes.size(); ++i)
+      price_hypercall(p, s.outcomes[i], r, reach);
+    if (s.send.native) {
+      count(p, kNative, counters::native_fallbacks);
+      price_native_fallback(p, *s.send.native, r, reach);
+    }
+    note_oracle(p, r, s);
+    if (!sample_) sample_.emplace(Sample{req, std::move(s)});
+    return p;
+  }
+
+  // The guest side's request for the core's send: apic->send_IPI for one target, else a cpumask.
+  hv::SendRequest guest_request(const SendRequest& r) {
     hv::SendRequest req;
     req.sender_cpu = r.sender;
     req.vector = r.vector;
@@ -244,10 +278,11 @@ class HyperV final : public Mechanism {
       if (r.addressing == Addressing::MaskAllButSelf) m.set(r.sender);
       req.hook = r.addressing == Addressing::Mask ? hv::SendHook::kSendIpiMask : hv::SendHook::kSendIpiMaskAllButSelf;
     }
-    hv::GuestHostSend s = send(req);
-    const hv::WorkRecord& w = s.send.work;
+    return req;
+  }
 
-    SendPlan p;
+  // What the guest did before any hypercall (the WorkRecord's counts, priced per word or lookup).
+  void price_guest_work(SendPlan& p, const hv::WorkRecord& w) {
     p.sender.push_back(site(kEnter, "enter the apic->send_IPI* hook", guest_ipi_path_call));
     work_step(p, kMaskNone, "CPU_MASK_NONE: zero the on-stack cpumask", guest_cpumask_word, (w.stack_cpumask_bytes_zeroed + 7) / 8);
     work_step(p, kHelpers, "cpumask helpers (empty/last/for_each/set...)", guest_cpumask_word, w.cpumask_words.total());
@@ -255,85 +290,78 @@ class HyperV final : public Mechanism {
     work_step(p, kIrq, "local_irq_save/restore", guest_irq_save_restore, w.irq_save_restore);
     work_step(p, kVpset, "cpumask_to_vpset: bank words cleared and built", guest_cpumask_word,
               w.vpset_banks_cleared + w.vpset_banks_built);
+  }
 
-    std::vector<bool> got(static_cast<std::size_t>(vm_->size()), false);
-    std::vector<bool> asked(static_cast<std::size_t>(vm_->size()), false);
-    for (unsigned cpu : s.send.intended_cpus)
-      if (cpu < asked.size()) asked[cpu] = true;
-    auto intended = [&](unsigned cpu) { return cpu < asked.size() && asked[cpu]; };
-    // A CPU reached twice (hypercall and fallback) gets the second one as an extra interrupt.
-    auto first_time = [&](unsigned cpu) {
-      const bool first = !got[cpu];
-      got[cpu] = true;
-      if (!first) count(p, kDuplicated, "duplicated");
-      return first;
-    };
-    for (std::size_t i = 0; i < s.send.hypercalls.size() && i < s.outcomes.size(); ++i) {
-      const hv::HypercallOutcome& o = s.outcomes[i];
-      p.sender.push_back(site(kExit, "VM exit for the hypercall", vm_exit_entry, 1, Lane::Exit));
-      p.sender.push_back(site(kDispatch, "hypercall dispatch and return", hv_hypercall_entry_exit, 1, Lane::Exit));
-      count(p, kHypercalls, "hypercalls");
-      add_counter_id(p, call_counter(o.control.call_code));
-      count(p, kVmExits, "vm_exits");
-      if (o.control.fast) {
-        p.sender.push_back(site(kFast, "fast hypercall: read inputs from registers", hv_fast_input_decode, 1, Lane::Exit));
-      } else {
-        p.sender.push_back(site(kMap, "slow hypercall: map the input page", hv_slow_input_map, 1, Lane::Exit));
-        if (o.work.guest_bytes_read / 8)
-          p.sender.push_back(site(kCopy, "slow hypercall: read input QWORDs", hv_slow_input_copy_per_8b,
-                                  o.work.guest_bytes_read / 8, Lane::Exit));
-        if (o.work.banks_read)
-          p.sender.push_back(site(kBanks, "decode sparse vpset banks", hv_vpset_bank_decode, o.work.banks_read, Lane::Exit));
-      }
-      if (!o.success()) count(p, kFailed, "hypercalls_failed");
-      // The post step and each target node's interconnect step are priced once per send, on first
-      // use (so the breakdown registers its rows in the same order as pricing every delivery would).
-      p.sender.reserve(p.sender.size() + o.delivered.size());
-      p.deliveries.reserve(p.deliveries.size() + o.delivered.size());
-      for (const auto& d : o.delivered) {
-        p.sender.push_back(site(kPost, "post the vector to one target VP", hv_ipi_post_per_target, 1, Lane::Exit));
-        const unsigned cpu = host_map_.cpu_of_vcpu.at(d.vcpu);  // every vCPU of the host is a guest CPU
-        PlannedDelivery pd;
-        pd.target_cpu = static_cast<int>(cpu);
-        pd.after_sender_step = static_cast<std::uint32_t>(p.sender.size() - 1);
-        pd.intended = first_time(cpu) && intended(cpu);
-        if (const std::optional<PlanStep>& st = hop(r.sender, cpu)) pd.path.push_back(*st);
-        p.deliveries.push_back(std::move(pd));
-      }
+  // One hypercall: the exit and dispatch, its input decoding, and one post per delivered VP.
+  void price_hypercall(SendPlan& p, const hv::HypercallOutcome& o, const SendRequest& r, Reach& reach) {
+    p.sender.push_back(site(kExit, "VM exit for the hypercall", vm_exit_entry, 1, Lane::Exit));
+    p.sender.push_back(site(kDispatch, "hypercall dispatch and return", hv_hypercall_entry_exit, 1, Lane::Exit));
+    count(p, kHypercalls, counters::hypercalls);
+    add_counter_id(p, call_counter(o.control.call_code));
+    count(p, kVmExits, counters::vm_exits);
+    if (o.control.fast) {
+      p.sender.push_back(site(kFast, "fast hypercall: read inputs from registers", hv_fast_input_decode, 1, Lane::Exit));
+    } else {
+      p.sender.push_back(site(kMap, "slow hypercall: map the input page", hv_slow_input_map, 1, Lane::Exit));
+      if (o.work.guest_bytes_read / 8)
+        p.sender.push_back(site(kCopy, "slow hypercall: read input QWORDs", hv_slow_input_copy_per_8b,
+                                o.work.guest_bytes_read / 8, Lane::Exit));
+      if (o.work.banks_read)
+        p.sender.push_back(site(kBanks, "decode sparse vpset banks", hv_vpset_bank_decode, o.work.banks_read, Lane::Exit));
     }
-    if (s.send.native) {
-      count(p, kNative, "native_fallbacks");
-      const hv::NativeSend& n = *s.send.native;
-      std::vector<unsigned> cpus(n.cpus.begin(), n.cpus.end());
-      x86::GuestSend gs;
-      x86::LinuxKvmGuestConfig cfg;  // orig_apic of a Hyper-V guest: x2APIC physical, no PV
-      if (n.hook == hv::SendHook::kSendIpi || n.hook == hv::SendHook::kSendIpiSelf) {
-        gs = x86::linux_send_ipi(xvm_, cfg, cpus.empty() ? r.sender : cpus[0], static_cast<std::uint8_t>(n.vector));
-      } else {
-        x86::Cpumask m(xvm_.nr_vcpus());
-        for (unsigned c : cpus) m.set(c);
-        gs = x86::linux_send_ipi_mask(xvm_, cfg, r.sender, m, static_cast<std::uint8_t>(n.vector), false);
-      }
-      SendPlan native;
-      price_x86_send(native, pr, *host_, *vm_, xvm_, r.sender, gs, {});
-      const auto base = static_cast<std::uint32_t>(p.sender.size());
-      for (auto& st : native.sender) p.sender.push_back(st);
-      for (auto d : native.deliveries) {
-        d.after_sender_step += base;
-        const auto cpu = static_cast<unsigned>(d.target_cpu);
-        d.intended = first_time(cpu) && intended(cpu);
-        p.deliveries.push_back(std::move(d));
-      }
-      for (const auto& [id, v] : native.counters) {
-        bool merged = false;
-        for (auto& [cid, cv] : p.counters)
-          if (cid == id) {
-            cv += v;
-            merged = true;
-          }
-        if (!merged) p.counters.emplace_back(id, v);
-      }
+    if (!o.success()) count(p, kFailed, counters::hypercalls_failed);
+    // The post step and each target node's interconnect step are priced once per send, on first
+    // use (so the breakdown registers its rows in the same order as pricing every delivery would).
+    p.sender.reserve(p.sender.size() + o.delivered.size());
+    p.deliveries.reserve(p.deliveries.size() + o.delivered.size());
+    for (const auto& d : o.delivered) {
+      p.sender.push_back(site(kPost, "post the vector to one target VP", hv_ipi_post_per_target, 1, Lane::Exit));
+      const unsigned cpu = host_map_.cpu_of_vcpu.at(d.vcpu);  // every vCPU of the host is a guest CPU
+      PlannedDelivery pd;
+      pd.target_cpu = static_cast<int>(cpu);
+      pd.after_sender_step = static_cast<std::uint32_t>(p.sender.size() - 1);
+      pd.intended = first_time(p, reach, cpu) && reach.intended(cpu);
+      if (const std::optional<PlanStep>& st = hop(r.sender, cpu)) pd.path.push_back(*st);
+      p.deliveries.push_back(std::move(pd));
     }
+  }
+
+  // The APIC fallback, priced as x2apic-physical (the orig_apic of a Hyper-V guest).
+  void price_native_fallback(SendPlan& p, const hv::NativeSend& n, const SendRequest& r, Reach& reach) {
+    Pricer& pr = *pricer_;
+    std::vector<unsigned> cpus(n.cpus.begin(), n.cpus.end());
+    x86::GuestSend gs;
+    x86::LinuxKvmGuestConfig cfg;  // orig_apic of a Hyper-V guest: x2APIC physical, no PV
+    if (n.hook == hv::SendHook::kSendIpi || n.hook == hv::SendHook::kSendIpiSelf) {
+      gs = x86::linux_send_ipi(xvm_, cfg, cpus.empty() ? r.sender : cpus[0], static_cast<std::uint8_t>(n.vector));
+    } else {
+      x86::Cpumask m(xvm_.nr_vcpus());
+      for (unsigned c : cpus) m.set(c);
+      gs = x86::linux_send_ipi_mask(xvm_, cfg, r.sender, m, static_cast<std::uint8_t>(n.vector), false);
+    }
+    SendPlan native;
+    price_x86_send(native, pr, *host_, *vm_, xvm_, r.sender, gs, {});
+    const auto base = static_cast<std::uint32_t>(p.sender.size());
+    for (auto& st : native.sender) p.sender.push_back(st);
+    for (auto d : native.deliveries) {
+      d.after_sender_step += base;
+      const auto cpu = static_cast<unsigned>(d.target_cpu);
+      d.intended = first_time(p, reach, cpu) && reach.intended(cpu);
+      p.deliveries.push_back(std::move(d));
+    }
+    for (const auto& [id, v] : native.counters) {
+      bool merged = false;
+      for (auto& [cid, cv] : p.counters)
+        if (cid == id) {
+          cv += v;
+          merged = true;
+        }
+      if (!merged) p.counters.emplace_back(id, v);
+    }
+  }
+
+  // The oracle's verdict on a wrong send: a note, and the intended CPUs it lost.
+  void note_oracle(SendPlan& p, const SendRequest& r, const hv::GuestHostSend& s) {
     std::string reason;
     if (!s.oracle.ok()) {
       std::vector<unsigned> targets(r.targets.begin(), r.targets.end());
@@ -342,10 +370,8 @@ class HyperV final : public Mechanism {
                            s.oracle.duplicated.empty() ? "" : fmt::format(", twice {{{}}}", cpu_list(s.oracle.duplicated)),
                            hv::linux_version_info(linux_).name, hv::kvm_version_name(kvm_));
       p.notes.push_back(reason);
-    }
-    for (unsigned cpu : s.oracle.missing) p.lost.push_back({static_cast<int>(cpu), reason});
-    if (!sample_) sample_.emplace(Sample{req, std::move(s)});
-    return p;
+  }
+  for (unsigned cpu : s.oracle.missing) p.lost.push_back({static_cast<int>(cpu), reason});
   }
 
   const ArrivalSteps& arrival() const override { return arrival_; }
@@ -507,7 +533,7 @@ class HyperV final : public Mechanism {
   CounterId call_counter(std::uint16_t code) {
     for (const auto& [c, id] : call_counters_)
       if (c == code) return id;
-    const CounterId id = pricer_->counter("hypercalls." + std::string(hv::call_code_name(code)));
+    const CounterId id = pricer_->counter(per_call_counter(hv::call_code_name(code)));
     call_counters_.emplace_back(code, id);
     return id;
   }

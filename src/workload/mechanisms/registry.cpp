@@ -40,6 +40,9 @@ std::uint32_t vector_of(Arch arch, IpiKind kind, std::string_view place) {
       case IpiKind::Reschedule: return 0xFD;
       case IpiKind::IrqWork: return 0xF6;
       case IpiKind::Platform: return 0xF7;
+      case IpiKind::TimerBroadcast:
+      case IpiKind::Other:
+      case IpiKind::Unknown: break;
     }
   } else {
     switch (kind) {
@@ -49,9 +52,12 @@ std::uint32_t vector_of(Arch arch, IpiKind kind, std::string_view place) {
       case IpiKind::IrqWork: return 5;       // IPI_IRQ_WORK
       case IpiKind::Platform:
         throw InputError(std::string(place), "arm64 has no X86_PLATFORM_IPI_VECTOR (PV spinlock kick): use an x86 mechanism");
+      case IpiKind::TimerBroadcast:
+      case IpiKind::Other:
+      case IpiKind::Unknown: break;
     }
   }
-  return 0;
+  throw InputError(std::string(place), "an IPI of a kind only a trace reports (timer-broadcast, other, unknown) has no vector to send");
 }
 
 std::vector<const MechanismInfo*> list_mechanisms() {

@@ -1,4 +1,5 @@
 #include "workload/mechanisms/x86_common.h"
+#include "workload/counters.h"
 
 #include <algorithm>
 #include <optional>
@@ -119,8 +120,8 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
   }
   // The plan's counters are sums per name: added once per send, in the order they first appeared.
   if (icr_writes) {
-    add_counter(p, pr, "icr_writes", icr_writes);
-    add_counter(p, pr, "vm_exits", icr_writes);
+    add_counter(p, pr, counters::icr_writes, icr_writes);
+    add_counter(p, pr, counters::vm_exits, icr_writes);
   }
   if (!gs.hypercalls.empty()) {
     x86::KvmPvGuestState state;
@@ -138,9 +139,9 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
       }
     }
     if (!ex.calls.empty()) {
-      add_counter(p, pr, "hypercalls", ex.calls.size());
-      add_counter(p, pr, "hypercalls.KVM_HC_SEND_IPI", ex.calls.size());
-      add_counter(p, pr, "vm_exits", ex.calls.size());
+      add_counter(p, pr, counters::hypercalls, ex.calls.size());
+      add_counter(p, pr, per_call_counter("KVM_HC_SEND_IPI"), ex.calls.size());
+      add_counter(p, pr, counters::vm_exits, ex.calls.size());
     }
   }
   for (unsigned cpu : intended)

@@ -1,5 +1,7 @@
-// ipilab/measure/estimator.h — how one timed sample is taken: the batch estimator and the counter-read
-// overhead it keeps out of the samples (pure, header-only; the KVM guest loops follow the same rules).
+// ipilab/common/estimator.h — how one timed sample is taken: the batch estimator and the counter-read
+// overhead it keeps out of the samples (pure, header-only). It sits below both users: the host-side
+// measurements (measure/c2c.cpp) and the KVM harness, whose guest loops follow the same rules
+// (kvm/ipi_bench.cpp sizes its batches with iterations_for_bias).
 //
 // Reading a counter (RDTSC with its LFENCEs, steady_clock::now) costs time, and a timestamp pair around
 // an operation puts one read's cost inside the sample. Timing every iteration with its own pair adds that
@@ -24,7 +26,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace ipilab::measure {
+namespace ipilab::timing {
 
 /// One timed sample: `elapsed` counter units over `iterations` back-to-back iterations.
 struct TimedBatch {
@@ -87,4 +89,4 @@ inline std::uint64_t iterations_for_bias(double overhead, double op, double max_
   return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(n));
 }
 
-}  // namespace ipilab::measure
+}  // namespace ipilab::timing

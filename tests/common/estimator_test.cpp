@@ -1,10 +1,10 @@
-// The batch estimator against a fake clock (measure/estimator.h): an operation of 16 ns timed with a
+// The batch estimator against a fake clock (common/estimator.h): an operation of 16 ns timed with a
 // counter whose read costs 10 ns. One pair per iteration reports 26; one pair per batch reports 16.0.
 #include <gtest/gtest.h>
 
-#include "measure/estimator.h"
+#include "common/estimator.h"
 
-namespace ipilab::measure {
+namespace ipilab::timing {
 namespace {
 
 // A counter that returns the current time and then costs `read_cost` (the time passes during the read).
@@ -57,4 +57,4 @@ TEST(MeasureEstimator, BatchSizeKeepsTheReadBelowTheBiasBound) {
 }
 
 }  // namespace
-}  // namespace ipilab::measure
+}  // namespace ipilab::timing
