@@ -26,7 +26,7 @@ std::string lower(std::string s) {
 std::string_view nr_name(std::uint64_t nr) {
   if (nr == kKvmHcSendIpi) return "KVM_HC_SEND_IPI";
   if (nr == kKvmHcSchedYield) return "KVM_HC_SCHED_YIELD";
-  return "not modelled";
+  return "other";
 }
 
 std::string ret_name(std::int64_t ret) {
@@ -191,13 +191,14 @@ KvmCallResult run_kvm_call(const KvmCallOptions& o) {
   j["registers"] = {{"rax", regs.rax}, {"rbx", regs.rbx}, {"rcx", regs.rcx}, {"rdx", regs.rdx}, {"rsi", regs.rsi}};
   j["nr"] = out.nr;
   j["nr_name"] = std::string(nr_name(out.nr));
-  j["modelled"] = out.nr == kKvmHcSendIpi || out.nr == kKvmHcSchedYield;
+  j["modelled"] = out.modelled;
   j["host_fault"] = out.fault ? ordered_json{{"kind", std::string(fault_kind(out.fault->kind))},
                                              {"phys_map_index", out.fault->index},
                                              {"map_entries", out.fault->map_entries}}
                               : ordered_json(nullptr);
-  j["ret"] = out.fault ? ordered_json(nullptr) : ordered_json(out.ret);
-  j["rax_out"] = out.fault ? ordered_json(nullptr) : ordered_json(out.rax);
+  const bool known = !out.fault && out.modelled;
+  j["ret"] = known ? ordered_json(out.ret) : ordered_json(nullptr);
+  j["rax_out"] = known ? ordered_json(out.rax) : ordered_json(nullptr);
   j["rejected_by"] = out.rejected_by.empty() ? ordered_json(nullptr) : ordered_json(std::string(out.rejected_by));
   ordered_json targets = ordered_json::array();
   for (const auto& t : out.targets)
@@ -246,6 +247,8 @@ KvmCallResult run_kvm_call(const KvmCallOptions& o) {
   if (out.fault) {
     t += fmt::format("fault      {}\n", fault_text(*out.fault));
     t += "ret        undefined (the host faulted before returning)\n";
+  } else if (!out.modelled) {
+    t += "ret        not modelled\n";
   } else {
     t += fmt::format("ret        {} ({}), RAX {}\n", out.ret,
                      out.sched_yield_ran ? std::string("KVM_HC_SCHED_YIELD returns 0") : ret_name(out.ret),
@@ -284,7 +287,6 @@ KvmCallResult run_kvm_call(const KvmCallOptions& o) {
     t += fmt::format("yield      {}\n", s);
     t += "note       host scheduler checks (single_task_running(), yield to self) are not modelled\n";
   }
-  if (!j["modelled"].get<bool>()) t += "note       real KVM may implement this hypercall number; ipilab does not\n";
   return KvmCallResult{std::move(j), std::move(t)};
 }
 

@@ -245,8 +245,13 @@ KvmCallOutcome kvm_emulate_pv_hypercall(const X86Vm& vm, const KvmCallHost& host
       sched_yield(vm, host, b, a0, out);
   } else if (nr == kKvmHcSchedYield) {
     out.rejected_by = "KVM_HC_SCHED_YIELD does not exist before 715062970f37 (v5.2) (-KVM_ENOSYS)";
+  } else if (nr == 1 || nr == 5 || nr == 9 || nr == 12) {
+    // KVM_HC_VAPIC_POLL_IRQ, KVM_HC_KICK_CPU, KVM_HC_CLOCK_PAIRING, KVM_HC_MAP_GPA_RANGE: real x86
+    // KVM handles them (include/uapi/linux/kvm_para.h); their answer is not modelled here.
+    out.modelled = false;
+    out.rejected_by = "not modelled: x86 KVM implements this hypercall; ipilab models only 10 and 11";
   } else {
-    out.rejected_by = "not modelled: ipilab models KVM_HC_SEND_IPI (10) and KVM_HC_SCHED_YIELD (11) only";
+    out.rejected_by = "no such x86 KVM hypercall (-KVM_ENOSYS)";
   }
   out.rax = static_cast<std::uint64_t>(out.ret);
   if (!caller.op_64_bit) out.rax &= 0xFFFFFFFFull;

@@ -126,6 +126,7 @@ struct KvmCallOutcome {
   std::int64_t ret = 0;           ///< the kernel's signed return (meaningless when fault)
   std::uint64_t rax = 0;          ///< as the guest reads it (u32 in 32-bit mode)
   std::string_view rejected_by;   ///< empty when the call ran
+  bool modelled = true;           ///< false: a hypercall x86 KVM implements but this model does not (ret unknown)
   bool send_ipi_ran = false;
   bool sched_yield_ran = false;
   std::vector<PvIpiTarget> targets;   ///< SEND_IPI: APICs reached, in delivery order
@@ -153,8 +154,8 @@ struct KvmCallCaller {
 };
 
 /// The hypercall switch (____kvm_emulate_hypercall) for SEND_IPI and SCHED_YIELD as `host.version`
-/// runs it: 32-bit truncation, CPL check (-KVM_EPERM), unknown nr (-KVM_ENOSYS, "not modelled"
-/// in rejected_by), feature check (v5.10+), then the call. For v6.16 and mainline the result
+/// runs it: 32-bit truncation, CPL check (-KVM_EPERM), a number KVM does not know (-KVM_ENOSYS) or
+/// one it knows but this model does not (modelled = false), feature check (v5.10+), then the call. For v6.16 and mainline the result
 /// equals kvm_emulate_send_ipi_hypercall() (kvm_pv_ipi.h) on every input.
 KvmCallOutcome kvm_emulate_pv_hypercall(const X86Vm& vm, const KvmCallHost& host,
                                         const KvmCallCaller& caller, const HypercallRegs& regs);
