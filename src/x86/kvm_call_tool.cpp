@@ -136,9 +136,16 @@ ordered_json speculation_json(const std::vector<KvmSpeculativeWindow>& ws, std::
 }
 
 std::string speculation_text(const KvmSpeculativeWindow& w, std::uint32_t entries, NospecClamp clamp) {
-  const std::string range = w.indices.size() == 1 ? fmt::format("phys_map[{}]", w.indices.front())
-                                                  : fmt::format("phys_map[{}..{}] ({} loads)", w.indices.front(),
-                                                                w.indices.back(), w.indices.size());
+  std::vector<std::string> shown;
+  for (std::size_t k = 0; k < w.indices.size(); ++k) {
+    if (w.indices.size() > 4 && k == 2) {
+      shown.emplace_back("..");
+      k = w.indices.size() - 2;
+    }
+    shown.push_back(fmt::format("{}", w.indices[k]));
+  }
+  const std::string range = fmt::format("phys_map[{}] ({} load{})", fmt::join(shown, ", "), w.indices.size(),
+                                        w.indices.size() == 1 ? "" : "s");
   const std::string how =
       clamp == NospecClamp::kNone
           ? "min not clamped (before c87bd4dd43a6)"
