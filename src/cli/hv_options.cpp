@@ -80,6 +80,9 @@ void add_send_options(CLI::App& cmd, hv::tool::SendOptions& o) {
   cmd.add_flag("--no-ex-masks", o.no_ex_masks, "HV_X64_EX_PROCESSOR_MASKS_RECOMMENDED absent (no Ex hypercall)");
   cmd.add_flag("--no-cluster-ipi", o.no_cluster_ipi,
                "HV_X64_CLUSTER_IPI_RECOMMENDED absent: no hooks, the native APIC callbacks run directly");
+  cmd.add_flag("--no-lapic", o.no_lapic,
+               "the host has no in-kernel LAPIC: the guest gets KVM's per-vCPU CPUID (v6.14+: no cluster IPI "
+               "recommendation, so no hooks)");
   cmd.add_flag("--no-hypercall-page", o.no_hypercall_page, "hv_hypercall_pg is NULL");
   cmd.add_option_function<std::string>(
       "--hypercall-status", [&o](const std::string& v) { o.hypercall_status = v; },

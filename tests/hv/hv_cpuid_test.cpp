@@ -64,3 +64,29 @@ TEST(KvmHvCpuid, HvCallOlderKvmReportsTheRecommendationAndRefusesNoLapic) {
 
 }  // namespace
 }  // namespace ipilab::hv
+
+namespace ipilab::hv {
+namespace {
+
+// The guest side: hv send on a host without an in-kernel LAPIC takes KVM's per-vCPU CPUID.
+TEST(KvmHvCpuid, HvSendWithoutLapicOnMainlineInstallsNoHooksAndSendsNoHypercall) {
+  const std::vector<std::string> base{"--linux", "mainline", "--cpu-vp", "0,1,2,3", "--self", "0",
+                                      "--send-ipi-mask", "1-3", "--vector", "fb"};
+  const auto with = cli::run_send_args(base);
+  EXPECT_FALSE(with.json["hypercalls"].empty());
+  auto args = base;
+  args.push_back("--no-lapic");
+  const auto without = cli::run_send_args(args);
+  EXPECT_FALSE(without.run.guest.cluster_ipi_recommended);
+  EXPECT_TRUE(without.json["hypercalls"].empty());
+  args.insert(args.end(), {"--kvm", "v5.18"});
+  try {
+    cli::run_send_args(args);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.place(), "--no-lapic");
+  }
+}
+
+}  // namespace
+}  // namespace ipilab::hv
