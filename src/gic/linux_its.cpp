@@ -124,6 +124,7 @@ void LinuxItsDriver::alloc_its_vpe_table(int its) {
       if (!decode_gits_baser(baser2_[static_cast<std::size_t>(other)]).valid) continue;
       sys.write_gits_baser(its, 2, baser2_[static_cast<std::size_t>(other)]);  // *baser = sibling->tables[2]
       baser2_[static_cast<std::size_t>(its)] = read();
+      its_owner_[static_cast<std::size_t>(its)] = its_owner_[static_cast<std::size_t>(other)];
       return;
     }
   }
@@ -169,6 +170,7 @@ void LinuxItsDriver::alloc_its_vpe_table(int its) {
   if (tmp != val)
     bringup_notes_.push_back(fmt::format("ITS {}: GITS_BASER2 doesn't stick: {:#x} {:#x} (its_setup_baser)", its, val, tmp));
   baser2_[static_cast<std::size_t>(its)] = tmp;
+  if (decode_gits_baser(tmp).valid) its_owner_[static_cast<std::size_t>(its)] = its;
 }
 
 LinuxItsDriver::LinuxItsDriver(GicSystem& sys, Options options) : sys_(&sys), options_(std::move(options)) {
@@ -180,6 +182,7 @@ LinuxItsDriver::LinuxItsDriver(GicSystem& sys, Options options) : sys_(&sys), op
   cmd_write_.assign(static_cast<std::size_t>(n_its), 0);
   cmd_base_pa_.assign(static_cast<std::size_t>(n_its), 0);
   baser2_.assign(static_cast<std::size_t>(n_its), 0);
+  its_owner_.assign(static_cast<std::size_t>(n_its), -1);
 
   // 1. its_probe_one() per ITS, firmware order.
   int next_list_nr = 0;
@@ -321,6 +324,19 @@ void LinuxItsDriver::allocate_vpe_l1_table(int cpu, std::vector<bool>& booted, i
   me.table = sys.rd_vpe_table(cpu);
   masks_[me.mask_id].push_back(cpu);
   booted[static_cast<std::size_t>(cpu)] = true;
+}
+
+std::optional<int> LinuxItsDriver::its_vpe_table_owner(int its) const {
+  sys_->its_config(its);  // range check
+  const int o = its_owner_[static_cast<std::size_t>(its)];
+  return o < 0 ? std::nullopt : std::optional<int>(o);
+}
+
+std::optional<int> LinuxItsDriver::rd_vpe_table_owner(int cpu) const {
+  const CpuVpeTable* t = &cpu_vpe_table(cpu);
+  while (t->source == VpeTableSource::InheritedFromRd) t = &cpus_[static_cast<std::size_t>(t->from_cpu)];
+  if (t->source != VpeTableSource::InheritedFromIts) return std::nullopt;
+  return its_vpe_table_owner(t->from_its);
 }
 
 const CpuVpeTable& LinuxItsDriver::cpu_vpe_table(int cpu) const {

@@ -177,6 +177,14 @@ class LinuxItsDriver {
   const CpuVpeTable& cpu_vpe_table(int cpu) const;
   /// The CPUs in `cpu`'s vpe_table_mask, ascending (only CPUs brought up).
   std::vector<int> vpe_table_mask(int cpu) const;
+  /// The ITS that allocated the vPE table `its` uses: itself, or the sibling whose GITS_BASER2
+  /// find_sibling_its() copied (it stays the owner: the memory is its its->tables[2]); nullopt when
+  /// the ITS has no valid GITS_BASER2.
+  std::optional<int> its_vpe_table_owner(int its) const;
+  /// The ITS that allocated the vPE table `cpu`'s redistributor uses (through
+  /// inherit_vpe_l1_table_from_its, directly or via an earlier RD); nullopt when the RDs allocated
+  /// it themselves (VpeTableSource::Private) or no table was set up.
+  std::optional<int> rd_vpe_table_owner(int cpu) const;
   /// The GITS_BASER2 value its_alloc_tables() left on `its` (0 when the ITS is not GICv4).
   std::uint64_t its_baser2(int its) const;
   /// Notes from bring-up (a BASER value that did not stick, no page size accepted, ...); empty when clean.
@@ -267,6 +275,7 @@ class LinuxItsDriver {
   std::vector<std::uint32_t> cmd_write_;        // its->cmd_write offset per ITS
   std::vector<std::uint64_t> cmd_base_pa_;      // its->cmd_base per ITS
   std::vector<std::uint64_t> baser2_;           // its->tables[2].val per ITS
+  std::vector<int> its_owner_;                  // ITS -> the ITS that allocated its BASER2 table (-1: none)
   std::uint64_t next_pa_ = 0;
   bool defer_waits_ = false;
   std::vector<std::string> bringup_notes_;
