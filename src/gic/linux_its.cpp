@@ -309,9 +309,13 @@ void LinuxItsDriver::allocate_vpe_l1_table(int cpu, std::vector<bool>& booted, i
       const std::uint64_t nl2 = (max_vpeid + epp - 1) / epp;  // L2 pages to cover the vPEID space
       npg = (nl2 * 8 + psz - 1) / psz;                         // L1 pages pointing to them
     }
-    v.pages = static_cast<std::uint8_t>(std::min<std::uint64_t>(npg, 128));
+    // FIELD_PREP(GICR_VPROPBASER_4_1_SIZE, npg - 1) since e88bd316e597; `npg` before it, which the
+    // GIC reads as npg + 1 pages.
+    v.pages = static_cast<std::uint8_t>(std::min<std::uint64_t>(options_.vpe_l1_fixes ? npg : npg + 1, 128));
     const std::uint64_t np = (npg * psz + 4095) / 4096;  // CPU pages for L1
     v.pa = alloc_pa(np * 4096);
+    me.vpe_l1_base = v.pa;
+    me.l1_bytes_allocated = np * 4096;
     v.inner_cache = kCacheRaWb;
     v.shareability = kInnerShareable;
     v.z = true;
@@ -319,6 +323,8 @@ void LinuxItsDriver::allocate_vpe_l1_table(int cpu, std::vector<bool>& booted, i
     val = encode_gicr_vpropbaser41(v);
     me.source = VpeTableSource::Private;
   }
+  // 8b718d403c5c: an inheriting RD records the shared table's base too (before: NULL).
+  if (me.source != VpeTableSource::Private && options_.vpe_l1_fixes) me.vpe_l1_base = decode_gicr_vpropbaser41(val).pa;
   sys.write_gicr_vpropbaser(cpu, val);
   me.vpropbaser = sys.read_gicr_vpropbaser(cpu);
   me.table = sys.rd_vpe_table(cpu);
