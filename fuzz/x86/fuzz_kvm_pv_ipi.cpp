@@ -7,8 +7,13 @@
 //   [2..41]  RAX, RBX, RCX, RDX, RSI, little endian
 //   then per vCPU 3 bytes when bit5: APIC ID low, APIC ID high (IDs < 65536), flags (bit0 not
 //   present, bit1 software-disabled); then the guest cpumask bytes, then the sending CPU.
+// The same registers also run through every KVM version of kvm_emulate_pv_hypercall
+// (kvm_pv_version.h) and through `ipilab kvm call`'s logic (run_kvm_call, text and JSON): v6.16
+// and mainline must equal the unversioned host; only v4.19-rc2 (and v4.19 without a map) may fault;
+// every speculative index is counted right.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <optional>
 #include <set>
 #include <vector>
@@ -18,6 +23,8 @@
 #include "x86/guest_x2apic.h"
 #include "x86/kvm_icr.h"
 #include "x86/kvm_pv_ipi.h"
+#include "x86/kvm_call_tool.h"
+#include "x86/kvm_pv_version.h"
 
 namespace {
 
@@ -96,6 +103,62 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     CHECK(accepted == r.ret);
     CHECK(r.ipi.work.set_irq_calls == r.ipi.targets.size());
     CHECK(r.ipi.work.bits_in_range <= 128);
+  }
+  // Every KVM version of the call (SEND_IPI, SCHED_YIELD or another number, as RAX says).
+  for (const auto& info : kvm_pv_versions()) {
+    KvmCallHost vh;
+    vh.version = info.version;
+    vh.apic_map_present = host.apic_map_present;
+    vh.vcpu_ready.assign(vm.nr_vcpus(), (flags & 0x40) != 0);
+    KvmCallCaller vc;
+    vc.op_64_bit = caller.op_64_bit;
+    vc.cpl = caller.cpl;
+    vc.has_pv_send_ipi = caller.has_pv_send_ipi;
+    const KvmCallOutcome o = kvm_emulate_pv_hypercall(vm, vh, vc, regs);
+    const KvmPvBehaviour b = kvm_pv_behaviour(info.version);
+    if (o.fault) CHECK(!b.bounds_checked || (!b.null_map_checked && !host.apic_map_present));
+    if (!caller.op_64_bit) CHECK(o.rax <= 0xFFFFFFFFull);
+    std::set<std::uint32_t> seen;
+    for (const auto& t : o.targets) {
+      CHECK(t.vcpu < vm.nr_vcpus() && vm.apic_id(t.vcpu) == t.apic_id && vm.vcpu(t.vcpu).apic_present);
+      CHECK(seen.insert(t.vcpu).second);
+    }
+    for (const auto& w : o.speculation) {
+      std::uint32_t oob = 0;
+      for (auto i : w.indices) oob += i > vm.kvm_max_apic_id() ? 1u : 0u;
+      CHECK(oob == w.out_of_bounds);
+      if (b.clamp != NospecClamp::kNone) CHECK(oob == 0);
+    }
+    if (b.halves_independent && b.clamp != NospecClamp::kExclusive && (regs.rax & 0xFFFFFFFFull) == regs.rax &&
+        regs.rax == kKvmHcSendIpi && (caller.has_pv_send_ipi || b.pv_feature_cpuid_checked)) {
+      CHECK(!o.fault);
+      CHECK(o.rax == r.rax);
+      CHECK(o.targets == r.ipi.targets);
+    }
+    if (o.sched_yield_ran && o.yield.target_vcpu) CHECK(*o.yield.target_vcpu < vm.nr_vcpus());
+  }
+  // `ipilab kvm call`'s logic on the same registers (identity or given APIC IDs, present ones).
+  {
+    ipilab::x86::tool::KvmCallOptions o;
+    o.vcpus = n;
+    if (flags & 0x20)
+      for (const auto& v : vcpus) o.apic_ids.push_back(v.apic_id);
+    o.rax = std::to_string(regs.rax);  // decimal digits are valid hex: a different value, fine
+    o.rbx = std::to_string(regs.rbx);
+    o.rcx = std::to_string(regs.rcx);
+    o.rdx = std::to_string(regs.rdx);
+    o.rsi = std::to_string(regs.rsi);
+    o.mode32 = !caller.op_64_bit;
+    o.no_apic_map = !host.apic_map_present;
+    const auto& versions = kvm_pv_versions();
+    o.kvm = std::string(versions[regs.rdx % versions.size()].name);
+    try {
+      const auto res = ipilab::x86::tool::run_kvm_call(o);
+      CHECK(!res.text.empty());
+      CHECK(res.json.contains("ret"));
+    } catch (const ipilab::InputError&) {
+      // a 20-digit register is more than 64 bits of hex: refused, as it should be
+    }
   }
   // The same registers as x2APIC ICR / SELF IPI writes from vCPU 0.
   for (std::uint64_t icr : {regs.rbx, regs.rcx}) {

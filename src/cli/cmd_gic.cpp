@@ -197,6 +197,7 @@ struct ItsArgs {
   std::string script;
   bool json = false;
   bool quiet = false;
+  std::string linux_version;  ///< --linux: overrides the system line's linux=
 };
 
 std::string hex(std::uint64_t v) { return fmt::format("{:#x}", v); }
@@ -213,6 +214,20 @@ std::string describe_vpropbaser(std::uint64_t v) {
   if (!b.valid) return "not valid";
   return fmt::format("Valid{}{}, {}-byte entries, {} x {}, PA {:#x}", b.indirect ? ", Indirect" : "", b.z ? ", Z" : "",
                      b.entry_words * 8, table_page_name(b.page_size), b.pages, b.pa);
+}
+
+// The driver's record of the RD's vPE table (boot=linux): vpe_l1_base, and a loud note when
+// GICR_VPROPBASER.Size claims more L1 pages than allocate_vpe_l1_table() allocated (before e88bd316e597).
+std::string vpe_l1_text(const RdView& v) {
+  if (!v.linux_driver) return {};
+  std::string t = v.vpe_l1_base ? fmt::format(" vpe_l1_base {:#x}", *v.vpe_l1_base)
+                                : std::string(" vpe_l1_base NULL");
+  const GicrVpropbaser41 b = decode_gicr_vpropbaser41(v.vpropbaser);
+  const std::uint64_t claimed = std::uint64_t{b.pages} * table_page_bytes(b.page_size);
+  if (b.valid && v.l1_bytes_allocated != 0 && claimed > v.l1_bytes_allocated)
+    t += fmt::format(" [Size claims {} bytes of L1, {} allocated: the GIC may use memory past the table]", claimed,
+                     v.l1_bytes_allocated);
+  return t;
 }
 
 std::string describe_cbaser(std::uint64_t v) {
@@ -265,9 +280,10 @@ void print_state_text(const StepResult& r, const StepResult* prev, bool full) {
   for (const RdView& v : r.state.rds) {
     const RdView* p = prev ? &prev->state.rds.at(static_cast<std::size_t>(v.cpu)) : nullptr;
     if (!full && p && p->vpropbaser == v.vpropbaser && p->vpendbaser == v.vpendbaser) continue;
-    fmt::print("  rd{:<4} GICR_VPROPBASER {:#018x} ({}){}  GICR_VPENDBASER {:#018x}\n", v.cpu, v.vpropbaser,
+    fmt::print("  rd{:<4} GICR_VPROPBASER {:#018x} ({}){}{}  GICR_VPENDBASER {:#018x}\n", v.cpu, v.vpropbaser,
                describe_vpropbaser(v.vpropbaser),
-               v.local_4_1_its ? fmt::format(" local_4_1_its its{}", *v.local_4_1_its) : "", v.vpendbaser);
+               v.local_4_1_its ? fmt::format(" local_4_1_its its{}", *v.local_4_1_its) : "",
+               vpe_l1_text(v), v.vpendbaser);
   }
   for (const VpeView& v : r.state.vpes)
     fmt::print("  vPE {:<3} cpu {} | mapped on {} (vmapp_count {}) | in the table of {} | vSGI enabled {:#06x} pending {:#06x}{}\n",
@@ -375,7 +391,9 @@ ordered_json state_json(const StateView& s) {
                    {"GICR_VPROPBASER", hex(v.vpropbaser)},
                    {"GICR_VPENDBASER", hex(v.vpendbaser)},
                    {"vpe_table", v.table ? ordered_json(*v.table) : ordered_json(nullptr)},
-                   {"local_4_1_its", v.local_4_1_its ? ordered_json(*v.local_4_1_its) : ordered_json(nullptr)}});
+                   {"local_4_1_its", v.local_4_1_its ? ordered_json(*v.local_4_1_its) : ordered_json(nullptr)},
+                   {"vpe_l1_base", v.vpe_l1_base ? ordered_json(hex(*v.vpe_l1_base)) : ordered_json(nullptr)},
+                   {"l1_bytes_allocated", v.l1_bytes_allocated}});
   ordered_json vpes = ordered_json::array();
   for (const VpeView& v : s.vpes)
     vpes.push_back({{"vpeid", v.vpeid},
@@ -455,7 +473,12 @@ std::filesystem::path resolve_script(const std::string& arg) {
 void run_its(const ItsArgs& a) {
   const std::filesystem::path path = resolve_script(a.script);
   const std::string text = read_text_file(path);
-  const ItsScript script = parse_its_script(text, a.script);
+  ItsScript script = parse_its_script(text, a.script);
+  if (!a.linux_version.empty()) {
+    if (a.linux_version != "mainline" && a.linux_version != "v5.6-rc1")
+      throw InputError("--linux", fmt::format("'{}': give mainline or v5.6-rc1", a.linux_version));
+    script.system.linux_vpe_l1_fixes = a.linux_version == "mainline";
+  }
   const ItsScriptResult res = run_its_script(script);
   if (a.json)
     print_its_json(res);
@@ -520,8 +543,11 @@ Examples:
       "Run an ITS script (register writes, ITS commands, Linux host-driver calls), printing the ITS state per step");
   its->add_option("SCRIPT", i->script,
                   "a script file, or the name of a shipped example (docs/examples/its/NAME.its):\n"
-                  "disable-reenable, wrap-wait, vpe-move, vpe-tables")
+                  "disable-reenable, wrap-wait, vpe-move, vpe-tables, vpe-l1-fixes")
       ->required();
+  its->add_option("--linux", i->linux_version,
+                  "the host driver's vPE-table bring-up: mainline, or v5.6-rc1 (before e88bd316e597 and 8b718d403c5c); "
+                  "overrides the script's system linux=");
   its->add_flag("--json", i->json, "print every step with its full state as JSON (contract: docs/gic-its.md)");
   its->add_flag("--quiet", i->quiet, "text output: print the state only after the bring-up, events after every step");
   its->footer(R"(A script holds register writes (GITS_CTLR, GITS_CBASER, GITS_CWRITER, GITS_BASER<n>, GITS_SGIR,
@@ -542,6 +568,7 @@ Examples:
   ipilab gic its wrap-wait                 # CREADR wraps past 64 KiB: a050fa5476d4's predicate vs the old one
   ipilab gic its vpe-move                  # VMOVP of a mapped vPE, of an unmapped one (CVE-2024-50192)
   ipilab gic its vpe-tables --quiet        # GITS_BASER2 / GICR_VPROPBASER for CommonLPIAff 3
+  ipilab gic its vpe-l1-fixes --quiet      # v5.6-rc1: VPROPBASER.Size one page too many, vpe_l1_base NULL
   ipilab gic its wrap-wait --json | jq '.steps[] | select(.waits != []) | .waits'
 )");
   its->callback([i] { run_its(*i); });

@@ -13,6 +13,7 @@ namespace ipilab::cli {
 
 void add_hv_command(CLI::App& root);       // ipilab hv call / hv send   (cmd_hv.cpp)
 void add_gic_command(CLI::App& root);      // ipilab gic decode         (cmd_gic.cpp)
+void add_kvm_command(CLI::App& root);      // ipilab kvm call           (cmd_kvm.cpp)
 void add_run_command(CLI::App& root);      // ipilab run [SCENARIO]     (cmd_run.cpp)
 void add_list_command(CLI::App& root);     // ipilab list               (cmd_list.cpp)
 void add_topo_command(CLI::App& root);     // ipilab topo               (cmd_topo.cpp)

@@ -34,7 +34,9 @@ void add_call_options(CLI::App& cmd, hv::tool::CallOptions& o) {
   cmd.add_flag("--no-cluster-ipi", o.no_cluster_ipi, "CPUID: HV_X64_CLUSTER_IPI_RECOMMENDED not exposed");
   cmd.add_flag("--no-ex-masks", o.no_ex_masks, "CPUID: HV_X64_EX_PROCESSOR_MASKS_RECOMMENDED not exposed");
   cmd.add_flag("--no-xmm-input", o.no_xmm_input, "CPUID: XMM fast hypercall input not available");
-  cmd.add_flag("--no-lapic", o.no_lapic, "no in-kernel LAPIC (KVM returns INVALID_HYPERCALL_INPUT)");
+  cmd.add_flag("--no-lapic", o.no_lapic,
+               "no in-kernel LAPIC (KVM returns INVALID_HYPERCALL_INPUT; from v6.14 its per-vCPU CPUID drops "
+               "HV_X64_CLUSTER_IPI_RECOMMENDED)");
   cmd.add_option("--apic-disabled", o.apic_disabled, "vCPUs whose APIC is disabled (decimal, comma separated)")
       ->delimiter(',');
   cmd.add_option("--max-vcpus", o.max_vcpus, "KVM_MAX_VCPUS, 1..4096 (caps VP indices and slow bank reads)");
@@ -78,6 +80,9 @@ void add_send_options(CLI::App& cmd, hv::tool::SendOptions& o) {
   cmd.add_flag("--no-ex-masks", o.no_ex_masks, "HV_X64_EX_PROCESSOR_MASKS_RECOMMENDED absent (no Ex hypercall)");
   cmd.add_flag("--no-cluster-ipi", o.no_cluster_ipi,
                "HV_X64_CLUSTER_IPI_RECOMMENDED absent: no hooks, the native APIC callbacks run directly");
+  cmd.add_flag("--no-lapic", o.no_lapic,
+               "the host has no in-kernel LAPIC: the guest gets KVM's per-vCPU CPUID (v6.14+: no cluster IPI "
+               "recommendation, so no hooks)");
   cmd.add_flag("--no-hypercall-page", o.no_hypercall_page, "hv_hypercall_pg is NULL");
   cmd.add_option_function<std::string>(
       "--hypercall-status", [&o](const std::string& v) { o.hypercall_status = v; },

@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   ipilab::cli::add_topo_command(app);
   ipilab::cli::add_hv_command(app);
   ipilab::cli::add_gic_command(app);
+  ipilab::cli::add_kvm_command(app);
   ipilab::cli::add_trace_command(app);
   ipilab::cli::add_replay_command(app);
   ipilab::cli::add_measure_command(app);

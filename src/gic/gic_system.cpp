@@ -561,7 +561,14 @@ void GicSystem::execute(int its, std::span<const std::uint8_t, kItsCommandSize> 
     return;
   }
   if (entry == table.end()) {
-    fail(CommandErrorKind::UnmappedVpe, fmt::format("vPE {:#x} is not mapped on this ITS", vpeid));
+    // Linux 80e9963fb3b5 (irq-gic-v3-its.c, v6.9): "VSYNC is allowed to deliver an SError
+    // when referencing a non existent VPE" — this model skips or stalls, real hardware may do that.
+    fail(CommandErrorKind::UnmappedVpe,
+         op == ItsOpcode::Vsync
+             ? fmt::format("vPE {:#x} is not mapped on this ITS (the GIC may answer a VSYNC naming a non-existent "
+                           "vPE with an SError, which this model does not raise)",
+                           vpeid)
+             : fmt::format("vPE {:#x} is not mapped on this ITS", vpeid));
     return;
   }
   switch (op) {

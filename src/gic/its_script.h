@@ -8,7 +8,7 @@
 //
 //   system sockets=2 cpus_per_socket=2 [common_lpi_aff=0..3] [socket_aff=2|3] [cluster=16] [svpet=0..3]
 //          [vmovp=1] [pta=0] [vpeid_bits=16] [vpe_entry_bytes=32] [processing=eager|manual]
-//          [on_error=skip|stall] [boot=linux|none]                      (first statement, once)
+//          [on_error=skip|stall] [boot=linux|none] [linux=mainline|v5.6-rc1]  (first statement, once)
 //   its N [virtual=] [vmapp=] [vsgi=] [vmovp=] [svpet=] [mpidr=] [socket=] [page_sizes=4k,16k,64k]
 //         [indirect=] [entry_bytes=]                                    (before the first step)
 //   driver [wait=linear|offsets] [vmovp_unmapped=refuse|send] [unmap_vsync=0|1]
@@ -58,6 +58,7 @@ struct ScriptSystem {
   ItsProcessing processing = ItsProcessing::Eager;
   CommandErrorPolicy on_error = CommandErrorPolicy::Skip;
   bool boot_linux = true;
+  bool linux_vpe_l1_fixes = true;          ///< linux=mainline (default) | v5.6-rc1 (LinuxItsDriver::Options::vpe_l1_fixes)
 };
 
 struct ScriptItsOverride {
@@ -181,6 +182,9 @@ struct RdView {
   std::uint64_t vpropbaser = 0, vpendbaser = 0;
   std::optional<VpeTableId> table;
   std::optional<int> local_4_1_its;  ///< boot=linux
+  std::optional<std::uint64_t> vpe_l1_base;  ///< boot=linux: the driver's vpe_l1_base (nullopt = NULL)
+  std::uint64_t l1_bytes_allocated = 0;      ///< boot=linux: bytes of a private L1 table
+  bool linux_driver = false;                 ///< boot=linux: the two fields above are the driver's
 };
 
 struct VpeView {

@@ -335,7 +335,8 @@ constexpr ExpectKey kItsKeys[] = {{"creadr", ExpectKind::Number},  {"cwriter", E
                                   {"executed", ExpectKind::Number}, {"errors", ExpectKind::Number},
                                   {"vpes", ExpectKind::Word},      {"cmd_write", ExpectKind::Number}};
 constexpr ExpectKey kRdKeys[] = {{"vpropbaser", ExpectKind::Number}, {"vpendbaser", ExpectKind::Number},
-                                 {"local_its", ExpectKind::OptNumber}};
+                                 {"local_its", ExpectKind::OptNumber}, {"vpe_l1_base", ExpectKind::OptNumber},
+                                 {"table_pa", ExpectKind::Number},     {"table_pages", ExpectKind::Number}};
 constexpr ExpectKey kVpeKeys[] = {{"cpu", ExpectKind::OptNumber},  {"vmapp_count", ExpectKind::Number},
                                   {"mapped_on", ExpectKind::List},  {"in_tables_of", ExpectKind::List},
                                   {"pending", ExpectKind::Number},  {"resident_on", ExpectKind::OptNumber}};
@@ -421,9 +422,11 @@ void parse_system(const Ctx& c, const std::vector<std::string>& t, ItsScript& s)
   if (const auto* v = k.get("on_error"))
     y.on_error = choice<CommandErrorPolicy>(c, "system on_error", *v, {{"skip", CommandErrorPolicy::Skip}, {"stall", CommandErrorPolicy::Stall}});
   if (const auto* v = k.get("boot")) y.boot_linux = choice<bool>(c, "system boot", *v, {{"linux", true}, {"none", false}});
+  if (const auto* v = k.get("linux"))
+    y.linux_vpe_l1_fixes = choice<bool>(c, "system linux", *v, {{"mainline", true}, {"v5.6-rc1", false}});
   k.done(c, "system",
          "sockets, cpus_per_socket, socket_aff, cluster, common_lpi_aff, svpet, vmovp, pta, vpeid_bits, "
-         "vpe_entry_bytes, processing, on_error, boot");
+         "vpe_entry_bytes, processing, on_error, boot, linux");
   if (y.sockets * y.cpus_per_socket > 1024) c.fail("system: at most 1024 CPUs");
   if (y.cpus_per_socket / y.cluster > 256) c.fail("system: more than 256 Aff1 clusters per socket");
 }

@@ -138,7 +138,9 @@ class Runner {
     boot.text = "system (bring-up)";
     const std::size_t notes0 = sys_->register_notes().size();
     if (script_.system.boot_linux) {
-      drv_ = std::make_unique<LinuxItsDriver>(*sys_);
+      LinuxItsDriver::Options opts;
+      opts.vpe_l1_fixes = script_.system.linux_vpe_l1_fixes;
+      drv_ = std::make_unique<LinuxItsDriver>(*sys_, opts);
       out.bringup_notes = drv_->bringup_notes();
       for (int cpu = 0; cpu < static_cast<int>(sys_->cpu_count()); ++cpu)
         out.cpu_sources.emplace_back(vpe_table_source_name(drv_->cpu_vpe_table(cpu).source));
@@ -360,6 +362,15 @@ class Runner {
         if (key == "vpropbaser") return number_check(what, v.vpropbaser, want);
         if (key == "vpendbaser") return number_check(what, v.vpendbaser, want);
         if (key == "local_its") return opt_check(what, v.local_4_1_its, want);
+        if (key == "vpe_l1_base") {
+          const bool want_null = want == "none" || want == "NONE" || want == "None";
+          if (!v.vpe_l1_base)
+            return want_null ? std::nullopt : std::optional<std::string>(fmt::format("{}: expected {}, got none (NULL)", what, want));
+          if (want_null) return fmt::format("{}: expected none (NULL), got {:#x}", what, *v.vpe_l1_base);
+          return number_check(what, *v.vpe_l1_base, want);
+        }
+        if (key == "table_pa") return number_check(what, decode_gicr_vpropbaser41(v.vpropbaser).pa, want);
+        if (key == "table_pages") return number_check(what, decode_gicr_vpropbaser41(v.vpropbaser).pages, want);
         break;
       }
       case ScriptExpect::Target::Vpe: {
@@ -466,7 +477,12 @@ class Runner {
       r.vpropbaser = s.read_gicr_vpropbaser(cpu);
       r.vpendbaser = s.read_vpendbaser(cpu);
       r.table = s.rd_vpe_table(cpu);
-      if (drv_) r.local_4_1_its = drv_->cpu_vpe_table(cpu).local_4_1_its;
+      if (drv_) {
+        r.local_4_1_its = drv_->cpu_vpe_table(cpu).local_4_1_its;
+        r.vpe_l1_base = drv_->cpu_vpe_table(cpu).vpe_l1_base;
+        r.l1_bytes_allocated = drv_->cpu_vpe_table(cpu).l1_bytes_allocated;
+        r.linux_driver = true;
+      }
       if (const auto res = s.resident_vpe(cpu)) {
         resident[*res] = cpu;
         vpes.insert(*res);

@@ -124,6 +124,7 @@ void LinuxItsDriver::alloc_its_vpe_table(int its) {
       if (!decode_gits_baser(baser2_[static_cast<std::size_t>(other)]).valid) continue;
       sys.write_gits_baser(its, 2, baser2_[static_cast<std::size_t>(other)]);  // *baser = sibling->tables[2]
       baser2_[static_cast<std::size_t>(its)] = read();
+      its_owner_[static_cast<std::size_t>(its)] = its_owner_[static_cast<std::size_t>(other)];
       return;
     }
   }
@@ -169,6 +170,7 @@ void LinuxItsDriver::alloc_its_vpe_table(int its) {
   if (tmp != val)
     bringup_notes_.push_back(fmt::format("ITS {}: GITS_BASER2 doesn't stick: {:#x} {:#x} (its_setup_baser)", its, val, tmp));
   baser2_[static_cast<std::size_t>(its)] = tmp;
+  if (decode_gits_baser(tmp).valid) its_owner_[static_cast<std::size_t>(its)] = its;
 }
 
 LinuxItsDriver::LinuxItsDriver(GicSystem& sys, Options options) : sys_(&sys), options_(std::move(options)) {
@@ -180,6 +182,7 @@ LinuxItsDriver::LinuxItsDriver(GicSystem& sys, Options options) : sys_(&sys), op
   cmd_write_.assign(static_cast<std::size_t>(n_its), 0);
   cmd_base_pa_.assign(static_cast<std::size_t>(n_its), 0);
   baser2_.assign(static_cast<std::size_t>(n_its), 0);
+  its_owner_.assign(static_cast<std::size_t>(n_its), -1);
 
   // 1. its_probe_one() per ITS, firmware order.
   int next_list_nr = 0;
@@ -306,9 +309,13 @@ void LinuxItsDriver::allocate_vpe_l1_table(int cpu, std::vector<bool>& booted, i
       const std::uint64_t nl2 = (max_vpeid + epp - 1) / epp;  // L2 pages to cover the vPEID space
       npg = (nl2 * 8 + psz - 1) / psz;                         // L1 pages pointing to them
     }
-    v.pages = static_cast<std::uint8_t>(std::min<std::uint64_t>(npg, 128));
+    // FIELD_PREP(GICR_VPROPBASER_4_1_SIZE, npg - 1) since e88bd316e597; `npg` before it, which the
+    // GIC reads as npg + 1 pages.
+    v.pages = static_cast<std::uint8_t>(std::min<std::uint64_t>(options_.vpe_l1_fixes ? npg : npg + 1, 128));
     const std::uint64_t np = (npg * psz + 4095) / 4096;  // CPU pages for L1
     v.pa = alloc_pa(np * 4096);
+    me.vpe_l1_base = v.pa;
+    me.l1_bytes_allocated = np * 4096;
     v.inner_cache = kCacheRaWb;
     v.shareability = kInnerShareable;
     v.z = true;
@@ -316,11 +323,26 @@ void LinuxItsDriver::allocate_vpe_l1_table(int cpu, std::vector<bool>& booted, i
     val = encode_gicr_vpropbaser41(v);
     me.source = VpeTableSource::Private;
   }
+  // 8b718d403c5c: an inheriting RD records the shared table's base too (before: NULL).
+  if (me.source != VpeTableSource::Private && options_.vpe_l1_fixes) me.vpe_l1_base = decode_gicr_vpropbaser41(val).pa;
   sys.write_gicr_vpropbaser(cpu, val);
   me.vpropbaser = sys.read_gicr_vpropbaser(cpu);
   me.table = sys.rd_vpe_table(cpu);
   masks_[me.mask_id].push_back(cpu);
   booted[static_cast<std::size_t>(cpu)] = true;
+}
+
+std::optional<int> LinuxItsDriver::its_vpe_table_owner(int its) const {
+  sys_->its_config(its);  // range check
+  const int o = its_owner_[static_cast<std::size_t>(its)];
+  return o < 0 ? std::nullopt : std::optional<int>(o);
+}
+
+std::optional<int> LinuxItsDriver::rd_vpe_table_owner(int cpu) const {
+  const CpuVpeTable* t = &cpu_vpe_table(cpu);
+  while (t->source == VpeTableSource::InheritedFromRd) t = &cpus_[static_cast<std::size_t>(t->from_cpu)];
+  if (t->source != VpeTableSource::InheritedFromIts) return std::nullopt;
+  return its_vpe_table_owner(t->from_its);
 }
 
 const CpuVpeTable& LinuxItsDriver::cpu_vpe_table(int cpu) const {

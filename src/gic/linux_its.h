@@ -87,6 +87,10 @@ struct CpuVpeTable {
   std::uint64_t vpropbaser = 0;         ///< the GICR_VPROPBASER value written (read back)
   int mask_id = -1;                     ///< identity of the vpe_table_mask cpumask this CPU joined
   std::optional<int> local_4_1_its;     ///< the seed patch's per-CPU pointer (nullopt = NULL)
+  /// gic_data_rdist()->vpe_l1_base as a PA: the table's base for every RD since 8b718d403c5c; before
+  /// it only for a Private table (nullopt = NULL, what an inheriting RD had).
+  std::optional<std::uint64_t> vpe_l1_base;
+  std::uint64_t l1_bytes_allocated = 0; ///< Private: the bytes alloc_pages() gave the L1 table (0 otherwise)
 };
 
 /// One command Linux issued, and where.
@@ -161,6 +165,11 @@ class LinuxItsDriver {
     std::uint32_t doorbell_base = 8192;        ///< default doorbell of vPE v = doorbell_base + v (an LPI)
     std::uint8_t vpt_size = 15;                ///< LPI_NRBITS - 1
     unsigned max_vpeid_bits = 16;              ///< ITS_MAX_VPEID_BITS (16 unless GICD_TYPER2.VIL)
+    /// false: allocate_vpe_l1_table() as in Linux v5.6-rc1, before e88bd316e597 ("irqchip/gic-v4.1:
+    /// Fix programming of GICR_VPROPBASER_4_1_SIZE": Size was written as the page count, not count - 1,
+    /// so the register claims one L1 page more than was allocated) and 8b718d403c5c ("irqchip/gic-v4.1:
+    /// Set vpe_l1_base for all redistributors": an RD that inherits its table kept vpe_l1_base NULL).
+    bool vpe_l1_fixes = true;
     Behaviour behaviour;
   };
 
@@ -177,6 +186,14 @@ class LinuxItsDriver {
   const CpuVpeTable& cpu_vpe_table(int cpu) const;
   /// The CPUs in `cpu`'s vpe_table_mask, ascending (only CPUs brought up).
   std::vector<int> vpe_table_mask(int cpu) const;
+  /// The ITS that allocated the vPE table `its` uses: itself, or the sibling whose GITS_BASER2
+  /// find_sibling_its() copied (it stays the owner: the memory is its its->tables[2]); nullopt when
+  /// the ITS has no valid GITS_BASER2.
+  std::optional<int> its_vpe_table_owner(int its) const;
+  /// The ITS that allocated the vPE table `cpu`'s redistributor uses (through
+  /// inherit_vpe_l1_table_from_its, directly or via an earlier RD); nullopt when the RDs allocated
+  /// it themselves (VpeTableSource::Private) or no table was set up.
+  std::optional<int> rd_vpe_table_owner(int cpu) const;
   /// The GITS_BASER2 value its_alloc_tables() left on `its` (0 when the ITS is not GICv4).
   std::uint64_t its_baser2(int its) const;
   /// Notes from bring-up (a BASER value that did not stick, no page size accepted, ...); empty when clean.
@@ -267,6 +284,7 @@ class LinuxItsDriver {
   std::vector<std::uint32_t> cmd_write_;        // its->cmd_write offset per ITS
   std::vector<std::uint64_t> cmd_base_pa_;      // its->cmd_base per ITS
   std::vector<std::uint64_t> baser2_;           // its->tables[2].val per ITS
+  std::vector<int> its_owner_;                  // ITS -> the ITS that allocated its BASER2 table (-1: none)
   std::uint64_t next_pa_ = 0;
   bool defer_waits_ = false;
   std::vector<std::string> bringup_notes_;

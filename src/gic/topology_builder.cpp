@@ -79,7 +79,9 @@ GicSystemConfig build_host_gic(const HostGicLayout& l) {
     its.typer.vsgi = true;
     its.typer.vmovp = true;
     its.typer.pta = false;
-    its.typer.svpet = svpet;
+    if (l.its[i].svpet && *l.its[i].svpet > 3)
+      throw InputError(fmt::format("its[{}].svpet", i), fmt::format("{} does not fit GITS_TYPER.SVPET (0..3)", *l.its[i].svpet));
+    its.typer.svpet = l.its[i].svpet.value_or(svpet);
     its.mpidr = l.its[i].mpidr & 0xFFFFFF00u;
     its.socket = l.its[i].socket;
     its.vpeid_bits = 16;

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "gic/gic_system.h"
@@ -55,6 +56,7 @@ struct HostGicLayout {
   struct Its {
     int socket = 0;
     std::uint32_t mpidr = 0;     ///< GITS_MPIDR Aff3.Aff2.Aff1 in [31:8], [7:0] zero
+    std::optional<std::uint8_t> svpet;  ///< GITS_TYPER.SVPET as firmware sets it; unset: the default below
   };
   std::vector<Cpu> cpus;         ///< index = CPU number = redistributor index
   std::vector<Its> its;          ///< firmware (MADT) order
@@ -63,8 +65,9 @@ struct HostGicLayout {
 
 /// Every RD: PLPIS, VLPIS, DirectLPI, RVPEID, VSGI, Processor_Number = CPU number, the given
 /// affinity, CommonLPIAff as given, Last on the final RD of each socket's run. Every ITS: VLPIS, VMAPP,
-/// VSGI, single VMOVP, PTA = 0, SVPET = CommonLPIAff (1 when CommonLPIAff = 0: Linux reads SVPET as a
-/// CommonLPIAff value, and an ITS with SVPET = 0 shares with nobody), GITS_MPIDR as given.
+/// VSGI, single VMOVP, PTA = 0, SVPET as given or else CommonLPIAff (1 when CommonLPIAff = 0: Linux
+/// reads SVPET as a CommonLPIAff value, and an ITS with SVPET = 0 shares with nobody), GITS_MPIDR as
+/// given. Throws InputError("its[i].svpet") for an SVPET above 3.
 /// Throws InputError for an empty layout, more than 65536 CPUs or CommonLPIAff outside 0..3.
 GicSystemConfig build_host_gic(const HostGicLayout& layout);
 

@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/hex.h"
+#include "hv/hv_cpuid.h"
 #include "hv/kvm_version.h"
 #include "hv/send_tool.h"
 
@@ -112,6 +113,26 @@ std::string input_text(const DecodedInput& in) {
   return "not decoded (rejected before the input was read)";
 }
 
+ordered_json leaf_json(const HvEnlightenmentInfo& l) {
+  return {{"eax", l.eax},
+          {"ebx", l.ebx},
+          {"cluster_ipi_recommended", l.cluster_ipi_recommended()},
+          {"ex_processor_masks_recommended", l.ex_processor_masks_recommended()}};
+}
+
+// CPUID 0x40000004 as KVM reports it (hv_cpuid.h): the system ioctl and the per-vCPU ioctl (every
+// vCPU of the partition shares lapic_in_kernel), and what the partition's guest sees.
+ordered_json hv_cpuid_json(const PartitionConfig& cfg) {
+  if (cfg.flavor != ErrorFlavor::Kvm) return nullptr;
+  ordered_json j;
+  j["leaf"] = kHypervCpuidEnlightmentInfo;
+  j["eax_modelled_mask"] = kHvEnlightmentInfoModelledMask;
+  j["kvm_get_supported_hv_cpuid"] = leaf_json(kvm_hv_enlightenment_info(cfg.kvm_version, false, cfg.lapic_in_kernel));
+  j["kvm_get_supported_hv_cpuid_vcpu"] =
+      leaf_json(kvm_hv_enlightenment_info(cfg.kvm_version, true, cfg.lapic_in_kernel));
+  return j;
+}
+
 }  // namespace
 
 CallRequest build_request(const CallOptions& o) {
@@ -139,6 +160,11 @@ CallRequest build_request(const CallOptions& o) {
   if (*kvm != KvmVersion::kMainline && r.config.flavor != ErrorFlavor::Kvm)
     throw InputError("--kvm", "a KVM version applies to --flavor kvm only");
   r.config.kvm_version = *kvm;
+  // The VMM gives the guest the leaf KVM reports for this vCPU (KVM_GET_SUPPORTED_HV_CPUID on the
+  // vCPU): without an in-kernel LAPIC, KVM v6.14+ leaves HV_X64_CLUSTER_IPI_RECOMMENDED out.
+  if (r.config.flavor == ErrorFlavor::Kvm &&
+      !kvm_hv_enlightenment_info(*kvm, true, r.config.lapic_in_kernel).cluster_ipi_recommended())
+    r.config.cluster_ipi_recommended = false;
   if (!o.apic_disabled.empty()) {
     r.config.apic_enabled.assign(n, true);
     for (auto v : o.apic_disabled) {
@@ -286,6 +312,7 @@ CallResult run_call(const CallOptions& options) {
                     {"lapic_in_kernel", cfg.lapic_in_kernel},
                     {"apic_disabled_vcpus", options.apic_disabled},
                     {"max_vcpus", cfg.max_vcpus}};
+  j["partition"]["hv_cpuid"] = hv_cpuid_json(cfg);
   j["sender_vcpu"] = req.sender_vcpu;
   ordered_json xmm = ordered_json::array();
   for (const auto& x : req.regs.xmm) xmm.push_back({x[0], x[1]});
@@ -306,6 +333,15 @@ CallResult run_call(const CallOptions& options) {
                                                   : std::string("Xen viridian"),
                    cfg.enforce_cpuid ? ", enforce_cpuid" : "", fmt::join(map, " "), req.sender_vcpu,
                    partition.vp_index(req.sender_vcpu));
+  if (cfg.flavor == ErrorFlavor::Kvm) {
+    const auto sys = kvm_hv_enlightenment_info(cfg.kvm_version, false, cfg.lapic_in_kernel);
+    const auto vcpu = kvm_hv_enlightenment_info(cfg.kvm_version, true, cfg.lapic_in_kernel);
+    t += fmt::format("cpuid      0x40000004 EAX from KVM: system {:#x}, per vCPU {:#x} (cluster IPI {}recommended{}); "
+                     "guest sees cluster IPI {}, Ex masks {}\n",
+                     sys.eax, vcpu.eax, vcpu.cluster_ipi_recommended() ? "" : "NOT ",
+                     vcpu.cluster_ipi_recommended() == sys.cluster_ipi_recommended() ? "" : ": no in-kernel LAPIC",
+                     cfg.cluster_ipi_recommended ? "on" : "off", cfg.ex_processor_masks_recommended ? "on" : "off");
+  }
   t += fmt::format("control    RCX {} = {} ({:#06x}), {}, varhead {}, rep count {}, rep start {}, reserved bits {}\n",
                    hex64(req.regs.rcx), call_code_name(c.call_code), c.call_code, c.fast ? "fast" : "slow (memory)",
                    c.var_header_qwords, c.rep_count, c.rep_start,

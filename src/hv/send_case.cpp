@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "hv/cpulist.h"
+#include "hv/hv_cpuid.h"
 #include "hv/guest_send.h"
 
 namespace ipilab::hv {
@@ -78,7 +79,15 @@ SendCaseRun run_send_case(const SendCase& c) {
   } else {
     g.online = g.present;
   }
-  g.cluster_ipi_recommended = c.cluster_ipi;
+  if (!c.lapic_in_kernel && !kvm_behaviour(c.kvm_version).lapic_in_kernel_checked)
+    throw InputError("lapic_in_kernel",
+                     fmt::format("KVM {} has no in-kernel-LAPIC check: the guest's Hyper-V IPI hypercall would "
+                                 "dereference a NULL APIC in the host (not modelled; the check came with v6.14)",
+                                 kvm_version_name(c.kvm_version)));
+  // The guest's CPUID 0x40000004 is what KVM reports for its vCPU (hv_cpuid.h), minus what the
+  // case removes.
+  g.cluster_ipi_recommended =
+      c.cluster_ipi && kvm_hv_enlightenment_info(c.kvm_version, true, c.lapic_in_kernel).cluster_ipi_recommended();
   g.ex_processor_masks_recommended = c.ex_processor_masks;
   g.hypercall_page = c.hypercall_page;
   g.validate();
@@ -104,6 +113,7 @@ SendCaseRun run_send_case(const SendCase& c) {
 
   // ---- the host ----
   run.host_map = guest_host_for(g, c.kvm_version);
+  run.host_map.config.lapic_in_kernel = c.lapic_in_kernel;
   std::optional<Partition> partition;
   if (!run.host_map.config.vp_index_of_vcpu.empty()) partition.emplace(run.host_map.config);
   const auto sender_vcpu = run.host_map.vcpu_of_cpu(c.self);
@@ -135,6 +145,9 @@ SendCaseRun run_send_case(const SendCase& c) {
   }
 
   // ---- notes ----
+  if (!c.lapic_in_kernel && c.cluster_ipi)
+    run.notes.push_back("no in-kernel LAPIC: KVM's per-vCPU Hyper-V CPUID (KVM_GET_SUPPORTED_HV_CPUID) leaves "
+                        "HV_X64_CLUSTER_IPI_RECOMMENDED out, so the guest installs no hooks and uses the APIC");
   if (!run.host_map.inval_cpus.empty())
     run.notes.push_back(fmt::format("CPU {} {} VP_INVAL: the modelled host has no vCPU for {} (a hypercall cannot "
                                     "name {}; Linux falls back to the native APIC for it)",

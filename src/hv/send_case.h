@@ -40,6 +40,10 @@ struct SendCase {
   std::optional<std::uint32_t> max_vp_index;     ///< hv_max_vp_index; default: the largest valid VP index
   unsigned nr_cpus = kMaxNrCpus;                 ///< CONFIG_NR_CPUS (>= nr_cpu_ids)
   bool cluster_ipi = true;                       ///< HV_X64_CLUSTER_IPI_RECOMMENDED (hooks installed)
+  /// The host's vCPUs have an in-kernel LAPIC. false: the guest's CPUID is what KVM reports for such a
+  /// vCPU (hv_cpuid.h: from v6.14 without HV_X64_CLUSTER_IPI_RECOMMENDED, so no hooks); older KVM
+  /// would oops on the guest's hypercall and is refused (InputError "lapic_in_kernel").
+  bool lapic_in_kernel = true;
   bool ex_processor_masks = true;                ///< HV_X64_EX_PROCESSOR_MASKS_RECOMMENDED
   bool hypercall_page = true;                    ///< hv_hypercall_pg != NULL
   SendHook hook = SendHook::kSendIpi;

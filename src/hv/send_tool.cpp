@@ -53,6 +53,7 @@ std::string option_of(const std::string& place) {
   if (place == "mask") return "--send-ipi-mask";
   if (place == "max_vp_index") return "--max-vp-index";
   if (place == "nr_cpus") return "--nr-cpus";
+  if (place == "lapic_in_kernel") return "--no-lapic";
   return place;
 }
 
@@ -178,6 +179,7 @@ SendCase build_send_case(const SendOptions& o) {
   c.nr_cpus = o.nr_cpus;
   c.max_vp_index = o.max_vp_index;
   c.cluster_ipi = !o.no_cluster_ipi;
+  c.lapic_in_kernel = !o.no_lapic;
   c.ex_processor_masks = !o.no_ex_masks;
   c.hypercall_page = !o.no_hypercall_page;
   if (!o.self) throw InputError("--self", "give the sending CPU (smp_processor_id())");

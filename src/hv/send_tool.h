@@ -37,6 +37,7 @@ struct SendOptions {
   std::optional<std::uint32_t> max_vp_index;   ///< --max-vp-index N
   bool no_ex_masks = false;                    ///< --no-ex-masks
   bool no_cluster_ipi = false;                 ///< --no-cluster-ipi
+  bool no_lapic = false;                       ///< --no-lapic
   bool no_hypercall_page = false;              ///< --no-hypercall-page
   std::optional<std::string> hypercall_status; ///< --hypercall-status HEX
   bool json = false;                           ///< --json

@@ -57,6 +57,10 @@ struct Its {
   int socket = 0;
   int node = 0;
   std::string name;  ///< free text, e.g. "ITS0 @ 0x202100000"; may be empty
+  /// GITS_TYPER.SVPET as the firmware sets it (0 = the ITS shares its vPE table with no RD, 1..3 a
+  /// CommonLPIAff-style affinity level, Arm IHI 0069 GITS_TYPER); unset: derived from CommonLPIAff
+  /// (gic::build_host_gic).
+  std::optional<int> svpet;
   friend bool operator==(const Its&, const Its&) = default;
 };
 

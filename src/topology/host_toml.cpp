@@ -211,6 +211,7 @@ Host parse_host(const toml::table& t, std::string_view file, std::string_view ke
         its.node = static_cast<int>(std::find(node_socket.begin(), node_socket.end(), its.socket) - node_socket.begin());
       }
       its.name = ir.opt_string("name").value_or("");
+      if (auto v = ir.opt_int("svpet", 0, 3)) its.svpet = static_cast<int>(*v);
       ir.finish();
       h.its.push_back(std::move(its));
     }
@@ -274,6 +275,7 @@ std::string to_toml(const Host& h) {
   for (const Its& t : h.its) {
     o += fmt::format("\n[[host.its]]\nsocket = {}\nnode = {}\n", t.socket, t.node);
     if (!t.name.empty()) o += fmt::format("name = {}\n", quote(t.name));
+    if (t.svpet) o += fmt::format("svpet = {}\n", *t.svpet);
   }
   if (h.gic_common_lpi_aff || h.gic_socket_aff != 3) {
     o += "\n[host.gic]\n";
@@ -304,7 +306,11 @@ nlohmann::json to_json(const Host& h) {
   for (const PairLatency& p : h.latency.pairs) lat["pairs"].push_back({{"from", p.from}, {"to", p.to}, {"ns", p.ns}});
   auto& its = j["its"] = nlohmann::json::array();
   for (std::size_t i = 0; i < h.its.size(); ++i)
-    its.push_back({{"index", i}, {"socket", h.its[i].socket}, {"node", h.its[i].node}, {"name", h.its[i].name}});
+    its.push_back({{"index", i},
+                   {"socket", h.its[i].socket},
+                   {"node", h.its[i].node},
+                   {"name", h.its[i].name},
+                   {"svpet", h.its[i].svpet ? nlohmann::json(*h.its[i].svpet) : nlohmann::json()}});
   if (h.gic_common_lpi_aff) j["gic"] = {{"common_lpi_aff", *h.gic_common_lpi_aff}, {"socket_aff", h.gic_socket_aff}};
   return j;
 }
@@ -331,7 +337,8 @@ std::string summary(const Host& h) {
   } else {
     o += "  ITSs in firmware order:\n";
     for (std::size_t i = 0; i < h.its.size(); ++i)
-      o += fmt::format("    #{}  socket {}  node {}{}\n", i, h.its[i].socket, h.its[i].node,
+      o += fmt::format("    #{}  socket {}  node {}{}{}\n", i, h.its[i].socket, h.its[i].node,
+                       h.its[i].svpet ? fmt::format("  SVPET {}", *h.its[i].svpet) : std::string(),
                        h.its[i].name.empty() ? "" : "  " + h.its[i].name);
   }
   if (h.gic_common_lpi_aff)

@@ -22,6 +22,7 @@
 //   pairs = [ { from = 0, to = 33, ns = 142.5 } ]   # optional measured per-CPU-pair overrides
 //   [[host.its]]                      # ITSs in firmware order; node defaults to the socket's first
 //   socket = 0
+//   svpet = 1                         # optional, GITS_TYPER.SVPET as the firmware sets it (0..3)
 //   [host.gic]
 //   common_lpi_aff = 1                # optional, GICR_TYPER.CommonLPIAff
 //
@@ -55,7 +56,7 @@ Host load_host_file(const std::string& path);
 std::string to_toml(const Host& host);
 /// The same content as JSON: {name, description, cpu_model, base_ghz, source, sockets, nodes,
 /// cpus:[{id,socket,node,core,thread}], latency:{unit:"ns", source, node_ns, smt_ns?, pairs},
-/// its:[{index, socket, node, name}], gic:{common_lpi_aff}?}.
+/// its:[{index, socket, node, name, svpet|null}], gic:{common_lpi_aff}?}.
 nlohmann::json to_json(const Host& host);
 /// Readable multi-line summary: sockets, nodes and their CPUs, ITSs, the latency matrix.
 std::string summary(const Host& host);

@@ -30,7 +30,7 @@ has() {  # has "WORDS" CANDIDATE...: each candidate is offered
   for c in "$@"; do grep -qxF -- "$c" <<<"$got" || { echo "FAIL: '$c' not offered"; failures=$((failures + 1)); }; done
 }
 
-expect " " "gic hv list measure replay run sweep topo trace"       # no hidden help-* command
+expect " " "gic hv kvm list measure replay run sweep topo trace"       # no hidden help-* command
 expect "r" "replay run"
 expect "run --se" "--seed"
 expect "run --seed " ""                                     # a number: nothing to offer

@@ -32,7 +32,7 @@ expect() {  # expect "WORDS" "EXPECTED (sorted, space-separated)"
   local got=${(j: :)${(o)${(f)"$(_ipilab)"}}}
   [[ $got == $2 ]] || { print -r "FAIL: '$1' -> '$got', expected '$2'"; (( failures++ )) }
 }
-expect " " "gic hv list measure replay run sweep topo trace"
+expect " " "gic hv kvm list measure replay run sweep topo trace"
 expect "run --se" "--check --details --events --help --iterations --json --no-breakdown --perfetto --plot --profile --progress --seed --timeline-limit --variant -h -v"
 expect "run --seed " "<message>"
 # zsh filters by prefix itself, so every built-in name is offered: exactly the binary's own list

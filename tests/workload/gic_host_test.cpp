@@ -143,3 +143,58 @@ TEST(GicHost, AHostTheModelCannotRepresentIsAnInputErrorNamingFileLineAndKey) {
 
 }  // namespace
 }  // namespace ipilab::workload
+
+namespace ipilab::workload {
+namespace {
+
+std::string setting(const RunResult& r, const std::string& key) {
+  for (const auto& [k, v] : r.settings)
+    if (k == key) return v;
+  return {};
+}
+
+// CommonLPIAff 0 on 2 sockets numbered at Aff3: the RDs share one vPE table. With SVPET derived
+// (1: "Aff3"), only socket 0's ITS matches, owns the table, and is every CPU's local_4_1_its. A
+// firmware that sets SVPET = 0 on both ITSs shares no ITS table: the RDs allocate their own, no
+// CPU has a local ITS, and find_4_1_its() falls back to the head of its_nodes (ITS1) — the local
+// and remote sockets swap.
+TEST(GicHost, FirmwareSvpetOnACommonLpiAff0HostDecidesTheTableOwnerAndTheLocalIts) {
+  const std::string derived = "[[host.its]]\nsocket = 0\n[[host.its]]\nsocket = 1\n";
+  const std::string svpet0 = "[[host.its]]\nsocket = 0\nsvpet = 0\n[[host.its]]\nsocket = 1\nsvpet = 0\n";
+  auto run = [&](const std::string& its, const std::vector<int>& pins) {
+    auto r = host_run(k2s, kLat150, its, "common_lpi_aff = 0", pins, "find_4_1_its = \"post-seed\"\n");
+    return find_workload("ipi_hw", "t").make()->run(r->spec);
+  };
+  const RunResult d0 = run(derived, {0, 1, 2, 3}), d1 = run(derived, {32, 33, 34, 35});
+  EXPECT_NEAR(d0.metrics[0].summary.mean, 750, 750 * 0.02);
+  EXPECT_NEAR(d1.metrics[0].summary.mean, 850, 850 * 0.02);
+  EXPECT_EQ(setting(d0, "vPE tables"),
+            "CommonLPIAff = 0; SVPET ITS0 = 1, ITS1 = 1; table of ITS0 (used by ITS0, CPUs 0-63); "
+            "table of ITS1 (used by ITS1)");
+  const RunResult f0 = run(svpet0, {0, 1, 2, 3}), f1 = run(svpet0, {32, 33, 34, 35});
+  EXPECT_NEAR(f0.metrics[0].summary.mean, 850, 850 * 0.02);
+  EXPECT_NEAR(f1.metrics[0].summary.mean, 750, 750 * 0.02);
+  EXPECT_GT(counter(f0, "its_remote"), 0u);
+  EXPECT_EQ(counter(f1, "its_remote"), 0u);
+  EXPECT_EQ(setting(f0, "vPE tables"),
+            "CommonLPIAff = 0; SVPET ITS0 = 0, ITS1 = 0; table of ITS0 (used by ITS0); table of ITS1 (used by "
+            "ITS1); table of the RDs (first CPU 0) (used by CPUs 0-63)");
+}
+
+TEST(GicHost, SvpetRoundTripsThroughTheHostFileAndIsRangeChecked) {
+  const std::string text = "[host]\nname = \"s\"\n[host.layout]\nsockets = 2\ncores_per_node = 2\n[host.latency]\n"
+                           "source = \"t\"\nsame_node_ns = 50\ncross_socket_ns = 150\n[[host.its]]\nsocket = 0\nsvpet = 2\n"
+                           "[[host.its]]\nsocket = 1\n";
+  const topology::Host h = topology::load_host_text(text, "s.toml");
+  ASSERT_EQ(h.its.size(), 2u);
+  EXPECT_EQ(h.its[0].svpet, 2);
+  EXPECT_FALSE(h.its[1].svpet.has_value());
+  EXPECT_EQ(topology::load_host_text(topology::to_toml(h), "again.toml"), h);
+  EXPECT_EQ(topology::to_json(h)["its"][0]["svpet"], 2);
+  std::string bad = text;
+  bad.replace(bad.find("svpet = 2"), 9, "svpet = 4");
+  EXPECT_THROW(topology::load_host_text(bad, "bad.toml"), InputError);
+}
+
+}  // namespace
+}  // namespace ipilab::workload

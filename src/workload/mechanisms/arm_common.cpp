@@ -19,7 +19,9 @@ gic::HostGicLayout gic_layout_of(const topology::Host& host) {
   l.common_lpi_aff = host.gic_common_lpi_aff.value_or(1);
   for (const auto& c : host.cpus) l.cpus.push_back({c.socket, host.gic_affinity(c.id)});
   for (std::size_t i = 0; i < host.its.size(); ++i)
-    l.its.push_back({host.its[i].socket, host.its_affinity(static_cast<int>(i))});
+    l.its.push_back({host.its[i].socket, host.its_affinity(static_cast<int>(i)),
+                     host.its[i].svpet ? std::optional<std::uint8_t>(static_cast<std::uint8_t>(*host.its[i].svpet))
+                                       : std::nullopt});
   return l;
 }
 

@@ -20,6 +20,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/error.h"
 #include "workload/mechanisms/arm_common.h"
@@ -100,7 +101,7 @@ class Vsgi final : public Mechanism, public ItsCommandHost {
   std::vector<std::pair<std::string, std::string>> settings() const override {
     std::vector<std::pair<std::string, std::string>> s{{"mechanism", "gicv4.1-vsgi"}, {"find_4_1_its", pol_name_}};
     if (commands_) s.emplace_back("its_wait", wait_name_);
-    s.emplace_back("vPE tables", fmt::format("CommonLPIAff = {}", host_->gic_common_lpi_aff.value_or(1)));
+    s.emplace_back("vPE tables", vpe_tables_text());
     // Which ITS each socket's vCPUs write.
     std::map<int, std::pair<int, bool>> by_socket;  // sender socket -> (ITS, local)
     for (const auto& v : vm_->vcpus) {
@@ -115,6 +116,38 @@ class Vsgi final : public Mechanism, public ItsCommandHost {
     }
     s.emplace_back("ITS written", w);
     return s;
+  }
+
+  // CommonLPIAff, each ITS's SVPET, and who owns each vPE table: the ITS that allocated it (its
+  // GITS_BASER2; siblings and RDs inheriting it share it) or the RDs themselves. The owner decides
+  // local_4_1_its, so it is what the local / remote split of GITS_SGIR writes follows.
+  std::string vpe_tables_text() const {
+    const gic::LinuxItsDriver& d = *gic_->driver;
+    std::string t = fmt::format("CommonLPIAff = {}; SVPET", host_->gic_common_lpi_aff.value_or(1));
+    for (std::size_t i = 0; i < host_->its.size(); ++i)
+      t += fmt::format("{} ITS{} = {}", i == 0 ? "" : ",", i, gic_->system->its_config(static_cast<int>(i)).typer.svpet);
+    std::map<std::string, std::pair<std::vector<int>, std::vector<int>>> tables;  // owner -> (ITSs, CPUs)
+    for (std::size_t i = 0; i < host_->its.size(); ++i)
+      if (const auto o = d.its_vpe_table_owner(static_cast<int>(i)))
+        tables[fmt::format("ITS{}", *o)].first.push_back(static_cast<int>(i));
+    for (int cpu = 0; cpu < static_cast<int>(host_->cpus.size()); ++cpu) {
+      const auto o = d.rd_vpe_table_owner(cpu);
+      std::string key;
+      if (o) {
+        key = fmt::format("ITS{}", *o);
+      } else {
+        const auto mask = d.vpe_table_mask(cpu);
+        key = mask.empty() ? "none" : fmt::format("the RDs (first CPU {})", mask.front());
+      }
+      tables[key].second.push_back(cpu);
+    }
+    for (const auto& [owner, users] : tables) {
+      std::vector<std::string> by;
+      for (int i : users.first) by.push_back(fmt::format("ITS{}", i));
+      if (!users.second.empty()) by.push_back("CPUs " + topology::Host::format_cpu_list(users.second));
+      t += fmt::format("; table of {} (used by {})", owner, fmt::join(by, ", "));
+    }
+    return t;
   }
 
   ItsCommandModel& its_commands() override {

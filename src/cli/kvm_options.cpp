@@ -1,0 +1,42 @@
+// CLI11 registration of the `ipilab kvm call` options (see kvm_options.h).
+#include "cli/kvm_options.h"
+
+namespace ipilab::cli {
+
+void add_kvm_call_options(CLI::App& cmd, x86::tool::KvmCallOptions& o) {
+  auto* vcpus = cmd.add_option("--vcpus", o.vcpus, "number of vCPUs with APIC ID = vCPU index (decimal; default 4)");
+  cmd.add_option("--apic-ids", o.apic_ids, "x2APIC ID of each vCPU, decimal, comma separated (e.g. 0,1,2,300)")
+      ->delimiter(',')
+      ->excludes(vcpus);
+  cmd.add_option("--apic-disabled", o.apic_disabled, "vCPUs whose APIC is software-disabled (decimal, comma separated)")
+      ->delimiter(',');
+  cmd.add_option("--call", o.call, "send-ipi (RAX 10) | sched-yield (RAX 11) | a hex hypercall number");
+  cmd.add_option("--rax", o.rax, "RAX, hex: the hypercall number (instead of --call)");
+  cmd.add_option("--rbx", o.rbx, "RBX, hex: SEND_IPI bitmap bits 0..63 (APIC IDs min+i); SCHED_YIELD the APIC ID");
+  cmd.add_option("--rcx", o.rcx, "RCX, hex: SEND_IPI bitmap bits 64..127 (APIC IDs min+64+i)");
+  cmd.add_option("--rdx", o.rdx, "RDX, hex: SEND_IPI min, the APIC ID of bit 0");
+  cmd.add_option("--rsi", o.rsi, "RSI, hex: SEND_IPI ICR low word (vector | delivery mode << 8)");
+  cmd.add_flag("--32-bit", o.mode32, "the caller is not in long mode: RAX..RSI truncated to 32 bits, halves of 32");
+  cmd.add_option("--cpl", o.cpl, "current privilege level of the caller (decimal; non-zero gives -KVM_EPERM)");
+  cmd.add_flag("--no-pv-send-ipi", o.no_pv_send_ipi,
+               "guest CPUID lacks KVM_FEATURE_PV_SEND_IPI and KVM_CAP_ENFORCE_PV_FEATURE_CPUID is on (v5.10+)");
+  cmd.add_flag("--no-pv-sched-yield", o.no_pv_sched_yield,
+               "guest CPUID lacks KVM_FEATURE_PV_SCHED_YIELD and KVM_CAP_ENFORCE_PV_FEATURE_CPUID is on (v5.10+)");
+  cmd.add_flag("--no-apic-map", o.no_apic_map, "kvm->arch.apic_map is NULL (not yet built)");
+  cmd.add_option("--ready", o.ready, "vCPUs preempted while runnable (kvm_vcpu->ready), decimal, comma separated")
+      ->delimiter(',');
+  cmd.add_option("--kvm", o.kvm,
+                 "KVM version: v4.19-rc2, v4.19, v5.1, v5.4, v6.16, nospec-v1, mainline (default); 'list' explains them");
+  cmd.add_flag("--json", o.json, "print one JSON object instead of the text report");
+}
+
+x86::tool::KvmCallResult run_kvm_call_args(const std::vector<std::string>& args) {
+  CLI::App app{"kvm call", "call"};
+  x86::tool::KvmCallOptions options;
+  add_kvm_call_options(app, options);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last-first
+  app.parse(reversed);
+  return x86::tool::run_kvm_call(options);
+}
+
+}  // namespace ipilab::cli
