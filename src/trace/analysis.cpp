@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "trace/cpumask.h"
+#include "trace/tracepoints.h"
 
 namespace ipilab::trace {
 
@@ -161,12 +163,17 @@ struct IpiAnalysis::State {
   std::uint64_t first_ts = 0, last_ts = 0, events_with_ts = 0;
   std::uint64_t events_total = 0, lost_events = 0, lost_marks = 0;
   NameMap<std::uint64_t> counts;
-  std::map<std::string, std::uint64_t> event_counts;
+  std::map<std::string, std::uint64_t> event_counts, skipped_counts;
   NameMap<std::uint32_t> callsite_index;
   std::deque<CallsiteStats> callsites;  // stable addresses (views handed to the observer)
   std::uint64_t ipis_sent = 0, matched = 0, coalesced = 0, unmatched_sends = 0, expired = 0, overflow = 0;
   std::uint64_t unmatched_arrivals = 0, arrivals = 0, raises_merged = 0, send_ids = 0;
   std::array<KindStats, kIpiKindCount> kinds{};
+  // Sends of one kind (first index) served by an arrival of another (second): counted as the latter.
+  std::array<std::array<std::uint64_t, kIpiKindCount>, kIpiKindCount> kind_settled{};
+  std::uint64_t empty_sends = 0, markers = 0;
+  std::uint32_t max_event_cpu = 0;  // highest CPU an event was recorded on (+1), 0 = none
+  std::uint32_t cpus_evidence = 0;  // after finish: the CPUs the trace shows exist
   std::map<std::pair<std::uint32_t, std::uint32_t>, PairStats> pairs;
   std::map<std::uint32_t, TargetStats> targets;
   NameMap<std::uint32_t> func_index;
@@ -248,7 +255,6 @@ struct IpiAnalysis::State {
     const std::uint32_t cb = obs ? intern_func(ev.callback) : 0;
     for (const std::uint32_t t : ev.targets) {
       ++ipis_sent;
-      ++kinds[idx(ev.kind)].sends;
       ++callsites[cs].sends;
       ++pairs[{ev.cpu, t}].sends;
       TargetStats& ts = targets[t];
@@ -298,6 +304,7 @@ struct IpiAnalysis::State {
   void unmatched(const PendingSend& s, SendOutcome o, std::uint32_t dst = 0) {
     ++unmatched_sends;
     if (o == SendOutcome::Expired) ++expired;
+    ++kinds[idx(s.kind)].sends;
     ++kinds[idx(s.kind)].unmatched_sends;
     ++callsites[s.callsite].unmatched;
     if (obs) emit_ipi(s, dst, o, std::nullopt, IpiKind::Unknown, std::nullopt);
@@ -320,7 +327,8 @@ struct IpiAnalysis::State {
     Raise& r = g.last;
     ++r.coalesced;
     KindStats& k = kinds[idx(r.kind)];
-    ++matched, ++coalesced, ++k.matched, ++k.coalesced;
+    ++matched, ++coalesced, ++k.sends, ++k.matched, ++k.coalesced;
+    if (s.kind != r.kind) ++kind_settled[idx(s.kind)][idx(r.kind)];
     ++callsites[s.callsite].matched, ++callsites[s.callsite].coalesced;
     PairStats& pi = pairs[{s.src, target}];
     ++pi.matched, ++pi.coalesced;
@@ -336,7 +344,8 @@ struct IpiAnalysis::State {
     const PendingSend s = g.front();
     g.pop_front();
     KindStats& k = kinds[idx(arrival_kind)];
-    ++matched, ++k.matched;
+    ++matched, ++k.sends, ++k.matched, ++k.raised;
+    if (s.kind != arrival_kind) ++kind_settled[idx(s.kind)][idx(arrival_kind)];
     const auto lat = static_cast<std::int64_t>(ts >= s.ts ? ts - s.ts : 0);
     k.latency.record(lat);
     callsites[s.callsite].latency.record(lat);
@@ -486,12 +495,20 @@ struct IpiAnalysis::State {
     if (!c.has_csd || c.run_ns) finalize_call(slot, std::nullopt);
   }
 
-  // The trace ended with `src`'s batch open: its calls are pending.
+  // The trace ended with `src`'s batch open. A call whose function already ran was served without
+  // an IPI of its own (none followed before it ran): coalesced onto an earlier IPI to its target,
+  // or polling-idle (inferred) when the target's queue was empty, as close_batch decides; the
+  // others are pending.
   void pend_batch(std::uint32_t src) {
     CpuState& st = cpu_states[src];
     std::vector<std::uint32_t> batch;
     batch.swap(st.batch);
-    for (auto slot : batch) classify(slot, CallService::Pending, false);
+    for (auto slot : batch) {
+      const Call& c = calls[slot];
+      if (!c.run_ns) classify(slot, CallService::Pending, false);
+      else if (c.queue_was_empty && c.has_csd) classify(slot, CallService::PollingIdle, true);
+      else classify(slot, CallService::Coalesced, false);
+    }
   }
 
   // Closes `src`'s batch: `ipi_targets` got their own IPI, `wake_target` a polling-idle wakeup.
@@ -625,6 +642,44 @@ struct IpiAnalysis::State {
     }
   }
 
+  // The one line of a trace whose IPI events were all left out or sent nothing.
+  std::string nothing_usable(const ReadInfo& info) const {
+    std::uint64_t left_out = 0;
+    std::string first;
+    for (const auto& w : info.warnings)
+      if (w.what.find("left out") != std::string::npos) {
+        left_out += w.count;
+        if (first.empty()) first = fmt::format(" (first at {}: {})", w.first_place, w.what);
+      }
+    return fmt::format("nothing to pair: every IPI event of this trace sent nothing or was left out ({} send(s) with an "
+                       "empty cpumask, {} record(s) left out{})",
+                       empty_sends, left_out, first);
+  }
+
+  // Notes on sends to CPUs the trace shows no other sign of, on sends counted under their
+  // arrival's kind, and on empty sends.
+  void cpu_and_kind_notes() {
+    std::uint64_t beyond = 0;
+    std::vector<std::uint32_t> which;
+    for (const auto& [c, t] : targets)
+      if (c >= cpus_evidence && t.sends_received > 0) beyond += t.sends_received, which.push_back(c);
+    if (beyond > 0)
+      warnings.push_back(fmt::format(
+          "{} send(s) name {} that no event line, per-CPU buffer or CPU count of the trace shows (it shows CPUs "
+          "0-{}): kept and paired as recorded; if that CPU does not exist, the cpumask was misread",
+          beyond, describe_cpus(which), cpus_evidence == 0 ? 0 : cpus_evidence - 1));
+    for (int from = 0; from < kIpiKindCount; ++from)
+      for (int to = 0; to < kIpiKindCount; ++to)
+        if (const auto n = kind_settled[static_cast<std::size_t>(from)][static_cast<std::size_t>(to)])
+          warnings.push_back(fmt::format("{} {} send(s) were served by {} handler entries and are counted as {} (one "
+                                         "kind per IPI, from send to arrival)",
+                                         n, kind_name(static_cast<IpiKind>(from)), kind_name(static_cast<IpiKind>(to)),
+                                         kind_name(static_cast<IpiKind>(to))));
+    if (empty_sends > 0)
+      warnings.push_back(fmt::format("{} send event(s) with an empty cpumask: the kernel sent no IPI, not counted as sends",
+                                     empty_sends));
+  }
+
   void count_name(std::string_view name, std::uint64_t n) {
     auto it = counts.find(name);
     if (it == counts.end()) counts.emplace(std::string(name), n);
@@ -664,6 +719,7 @@ void IpiAnalysis::on_event(const TraceEvent& ev) {
     auto& n = S.type_counts[t][vec ? idx(ev.kind) : 0];
     if (n++ == 0 && !vec) S.type_names[t].assign(ev.name);
   }
+  S.max_event_cpu = std::max(S.max_event_cpu, ev.cpu + 1);
   if (S.events_with_ts == 0 || ev.ts_ns < S.first_ts) S.first_ts = ev.ts_ns;
   if (ev.ts_ns > S.last_ts || S.events_with_ts == 0) S.last_ts = ev.ts_ns;
   ++S.events_with_ts;
@@ -681,6 +737,10 @@ void IpiAnalysis::on_event(const TraceEvent& ev) {
         for (auto t : ev.targets) S.queue_call(ev, t, 0);
         break;
       }
+      if (ev.targets.empty()) {  // an empty cpumask: the kernel sends nothing
+        ++S.empty_sends;
+        break;
+      }
       st.last_send_targets = ev.targets;
       st.last_send_unraised = true;
       if (ev.kind == IpiKind::CallFunction || ev.kind == IpiKind::CallFunctionSingle)
@@ -689,6 +749,10 @@ void IpiAnalysis::on_event(const TraceEvent& ev) {
       break;
     }
     case EventType::IpiRaise:
+      if (ev.targets.empty()) {
+        ++S.empty_sends;
+        break;
+      }
       if (st.last_send_unraised && st.last_send_targets == ev.targets) {
         st.last_send_unraised = false;
         ++S.raises_merged;
@@ -729,10 +793,26 @@ void IpiAnalysis::on_event(const TraceEvent& ev) {
       if (S.obs) S.obs->on_wake_idle(ev.ts_ns, ev.cpu, t);
       break;
     }
+    case EventType::Marker:
+      ++S.markers;
+      if (S.obs) S.obs->on_marker(ev.ts_ns, ev.cpu, ev.text);
+      break;
   }
 }
 
 bool IpiAnalysis::has_ipi_events() const {
+  const State& S = *s_;
+  if (has_usable_events()) return true;
+  if (S.empty_sends > 0) return true;
+  // Records of an IPI tracepoint that a reader left out (counted as other events).
+  for (const auto& [name, n] : S.counts) {
+    const Tracepoint* t = find_tracepoint(name);
+    if (n > 0 && t && t->type != EventType::Marker) return true;
+  }
+  return false;
+}
+
+bool IpiAnalysis::has_usable_events() const {
   const State& S = *s_;
   return S.ipis_sent > 0 || S.raises_merged > 0 || S.arrivals > 0 || S.csd_events > 0 || S.wake_idle > 0 ||
          S.queued_call_sends > 0;
@@ -740,6 +820,7 @@ bool IpiAnalysis::has_ipi_events() const {
 
 void IpiAnalysis::finish(const ReadInfo& info, const std::string& place, bool require_events) {
   State& S = *s_;
+  S.cpus_evidence = std::max({S.header_cpus, info.header_cpus, info.cpus_seen, S.max_event_cpu});
   for (std::size_t c = 0; c < S.cpu_states.size(); ++c) {
     auto& st = S.cpu_states[c];
     if (!st.batch.empty() && S.last_ts > st.batch_first_ts + kBatchGapNs)
@@ -759,7 +840,7 @@ void IpiAnalysis::finish(const ReadInfo& info, const std::string& place, bool re
   // Calls classified but never seen running (their csd_function_entry is past the end).
   for (std::uint32_t slot = 0; slot < S.calls.size(); ++slot)
     if (!S.calls[slot].finalized && S.calls[slot].classified) S.finalize_call(slot, std::nullopt);
-  for (const auto& [name, n] : S.counts) S.event_counts[name] = n;
+  for (const auto& [name, n] : S.counts) S.event_counts[name] = n, S.skipped_counts[name] = n;
   static constexpr std::pair<IpiKind, const char*> kVectorBases[] = {{IpiKind::Reschedule, "reschedule"},
                                                                      {IpiKind::CallFunction, "call_function"},
                                                                      {IpiKind::CallFunctionSingle, "call_function_single"},
@@ -795,6 +876,7 @@ void IpiAnalysis::finish(const ReadInfo& info, const std::string& place, bool re
                      "'ipilab trace record' enables exactly these." +
                          kernel_note);
   }
+  if (require_events && !has_usable_events() && has_ipi_events()) throw InputError(place, S.nothing_usable(info));
   auto& W = S.warnings;
   for (const auto& w : info.warnings)
     W.push_back(fmt::format("{}: {} record(s), first at {}{}{}", w.what, w.count, w.first_place,
@@ -836,6 +918,7 @@ void IpiAnalysis::finish(const ReadInfo& info, const std::string& place, bool re
     W.push_back(fmt::format("the ring buffer lost events {} time(s) ({} events known lost): some sends or "
                             "arrivals are missing, unmatched counts include them.",
                             S.lost_marks, S.lost_events));
+  S.cpu_and_kind_notes();
   if (S.queued_after_csd || S.queued_before_csd)
     W.push_back("ipi_send_* events with a queued function as callback appear together with csd events: " +
                 convention_statement(Convention::Mixed) + ".");
@@ -844,8 +927,11 @@ void IpiAnalysis::finish(const ReadInfo& info, const std::string& place, bool re
 const AnalysisOptions& IpiAnalysis::options() const { return s_->opt; }
 std::uint32_t IpiAnalysis::cpus() const {
   const std::uint32_t seen = s_->any_cpu ? s_->max_cpu_seen + 1 : 0;
-  return std::max(s_->header_cpus, seen);
+  return std::max({s_->header_cpus, s_->cpus_evidence, seen});
 }
+std::uint32_t IpiAnalysis::cpus_evidence() const { return s_->cpus_evidence; }
+std::uint64_t IpiAnalysis::empty_sends() const { return s_->empty_sends; }
+std::uint64_t IpiAnalysis::markers() const { return s_->markers; }
 std::uint64_t IpiAnalysis::first_ts() const { return s_->first_ts; }
 std::uint64_t IpiAnalysis::last_ts() const { return s_->last_ts; }
 std::uint64_t IpiAnalysis::span_ns() const { return s_->events_with_ts ? s_->last_ts - s_->first_ts : 0; }
@@ -853,6 +939,7 @@ std::uint64_t IpiAnalysis::events_total() const { return s_->events_total; }
 std::uint64_t IpiAnalysis::lost_events() const { return s_->lost_events; }
 std::uint64_t IpiAnalysis::lost_event_marks() const { return s_->lost_marks; }
 const std::map<std::string, std::uint64_t>& IpiAnalysis::event_counts() const { return s_->event_counts; }
+const std::map<std::string, std::uint64_t>& IpiAnalysis::skipped_event_counts() const { return s_->skipped_counts; }
 std::uint64_t IpiAnalysis::ipis_sent() const { return s_->ipis_sent; }
 std::uint64_t IpiAnalysis::matched() const { return s_->matched; }
 std::uint64_t IpiAnalysis::coalesced() const { return s_->coalesced; }
@@ -941,10 +1028,11 @@ void TraceAnalysis::finish(const ReadInfo& info, const std::string& place) {
   if (only_ && std::find(names_.begin(), names_.end(), *only_) == names_.end())
     throw InputError("--buffer", fmt::format("'{}': {} has no such buffer (its buffers: {}; '' is the top level)", *only_,
                                              place, listed()));
-  std::size_t with_events = 0;
+  std::size_t with_events = 0, usable = 0;
   for (std::size_t i = 0; i < analyses_.size(); ++i) {
     if (only_ && names_[i] != *only_) continue;
     if (analyses_[i]->has_ipi_events()) ++with_events;
+    if (analyses_[i]->has_usable_events()) ++usable;
   }
   for (std::size_t i = 0; i < analyses_.size(); ++i) {
     if (only_ && names_[i] != *only_) continue;
@@ -952,7 +1040,7 @@ void TraceAnalysis::finish(const ReadInfo& info, const std::string& place) {
     const bool must = (only_ && names_[i] == *only_) || (with_events == 0 && analyses_.size() == 1);
     if (!must && !analyses_[i]->has_ipi_events()) continue;
     try {
-      analyses_[i]->finish(info, place, must || with_events == 0);
+      analyses_[i]->finish(info, place, must || with_events == 0 || usable == 0);
     } catch (const InputError& e) {
       if (names_.size() > 1 && !(only_ && names_[i] == *only_))
         throw InputError(e.place(), e.reason() + fmt::format(" (buffers in this trace: {})", listed()));

@@ -167,12 +167,19 @@ class AnalysisObserver {
   }
   /// sched_wake_idle_without_ipi: `src` woke polling-idle `dst` without an IPI.
   virtual void on_wake_idle(std::uint64_t ts, std::uint32_t src, std::uint32_t dst) { (void)ts, (void)src, (void)dst; }
+  /// A trace_marker write (ftrace print) on `cpu`.
+  virtual void on_marker(std::uint64_t ts, std::uint32_t cpu, std::string_view text) { (void)ts, (void)cpu, (void)text; }
 };
 
+/// One row per kind. An IPI has one kind from send to arrival: a send served by a handler entry is
+/// counted under the entry's kind (a send of unknown kind, or an arm64 single call-function send
+/// arriving as "Function call interrupts"), an unserved one under its own; so every row balances:
+/// sends = raised + coalesced + unmatched_sends and arrivals = raised + unmatched_arrivals.
 struct KindStats {
-  std::uint64_t sends = 0;               ///< sends whose own kind is this one
+  std::uint64_t sends = 0;               ///< sends whose IPI is of this kind (see above)
   std::uint64_t arrivals = 0;            ///< handler entries of this kind
-  std::uint64_t matched = 0;             ///< sends served by an entry of this kind (incl. coalesced)
+  std::uint64_t raised = 0;              ///< sends that raised an interrupt of this kind (one per entry served)
+  std::uint64_t matched = 0;             ///< sends served by an entry of this kind (raised + coalesced)
   std::uint64_t coalesced = 0;           ///< of matched: shared an entry with an earlier send
   std::uint64_t unmatched_sends = 0;     ///< sends of this kind never served (incl. expired)
   std::uint64_t unmatched_arrivals = 0;  ///< entries of this kind with no waiting send
@@ -249,12 +256,25 @@ class IpiAnalysis : public EventSink {
   /// warnings() for partial event sets and for what the reader reported.
   void finish(const ReadInfo& info, const std::string& place, bool require_events = true);
 
-  /// True when the buffer holds any IPI-related event (send, arrival, csd, wake).
+  /// True when the buffer holds any IPI-related event (send, arrival, csd, wake), also one that sent
+  /// nothing (an empty cpumask) or that the reader left out.
   bool has_ipi_events() const;
+  /// True when some IPI-related event of the buffer can be used (a send with a target, an arrival,
+  /// a csd or wake event). A buffer with IPI events but none usable ends in an InputError at finish
+  /// when it is the one analysed, saying so in one line.
+  bool has_usable_events() const;
 
   // ---- results (valid after finish) ----
   const AnalysisOptions& options() const;
-  std::uint32_t cpus() const;                         ///< header CPU count, or highest CPU seen + 1
+  /// CPUs: the largest of the trace's evidence (cpus_evidence) and the highest CPU a send names + 1.
+  std::uint32_t cpus() const;
+  /// The CPUs the trace itself shows exist: the largest of its CPU count (trace.dat, "cpus=N"), the
+  /// highest CPU with an event line or a per-CPU buffer + 1, and no less than "#P:N" (the CPUs online
+  /// when a tracefs `trace` file was read, not the highest CPU number). Sends naming a CPU beyond it
+  /// are kept and flagged in warnings().
+  std::uint32_t cpus_evidence() const;
+  std::uint64_t empty_sends() const;                  ///< send events with an empty cpumask (no IPI)
+  std::uint64_t markers() const;                      ///< ftrace print events (trace_marker writes)
   std::uint64_t first_ts() const;
   std::uint64_t last_ts() const;
   std::uint64_t span_ns() const;
@@ -262,6 +282,9 @@ class IpiAnalysis : public EventSink {
   std::uint64_t lost_events() const;
   std::uint64_t lost_event_marks() const;
   const std::map<std::string, std::uint64_t>& event_counts() const;
+  /// The events ipilab does not use (other tracepoints, ftrace's own function/bprint/kernel_stack...,
+  /// ids without a format) and the records of its own events that a reader left out, by name.
+  const std::map<std::string, std::uint64_t>& skipped_event_counts() const;
   std::uint64_t ipis_sent() const;
   std::uint64_t matched() const;
   std::uint64_t coalesced() const;

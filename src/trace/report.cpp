@@ -29,6 +29,27 @@ std::string lat_cell(const Histogram& h, double p) { return h.count() ? fmt::for
 constexpr CallService kAllServices[] = {CallService::Ipi, CallService::Coalesced, CallService::PollingIdle,
                                         CallService::Local, CallService::Pending};
 
+// "print 1,204, function 88,310" (most first).
+std::string counts_line(const std::map<std::string, std::uint64_t>& counts) {
+  std::vector<std::pair<std::string, std::uint64_t>> v(counts.begin(), counts.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  std::string o;
+  for (const auto& [name, n] : v) o += fmt::format("{}{} {}", o.empty() ? "" : ", ", name, n);
+  return o;
+}
+
+// Where the CPU count comes from, when the header alone would say otherwise.
+std::string cpus_note(const IpiAnalysis& a, const ReadInfo& info) {
+  std::string o;
+  if (info.online_cpus && info.online_cpus != a.cpus())
+    o += fmt::format("; {} online when the trace was read (#P:{}), the highest CPU number comes from the events",
+                     info.online_cpus, info.online_cpus);
+  if (a.cpus() > a.cpus_evidence())
+    o += fmt::format("; sends name CPUs up to {}, the trace shows only 0-{} (see the notes)", a.cpus() - 1,
+                     a.cpus_evidence() ? a.cpus_evidence() - 1 : 0);
+  return o.empty() ? o : " (" + o.substr(2) + ")";
+}
+
 }  // namespace
 
 nlohmann::json latency_json(const Histogram& h) {
@@ -46,7 +67,13 @@ nlohmann::json report_json(const IpiAnalysis& a, const ReadInfo& info, const std
   j["summary"] = {{"span_ns", a.span_ns()},         {"first_ts_ns", a.first_ts()}, {"last_ts_ns", a.last_ts()},
                   {"cpus", a.cpus()},               {"events", a.events_total()}, {"ipis_sent", a.ipis_sent()},
                   {"ipis_per_second", per_second(a.ipis_sent(), a.span_ns())},
-                  {"lost_events", a.lost_events()}};
+                  {"lost_events", a.lost_events()}, {"lost_event_marks", a.lost_event_marks()},
+                  {"empty_sends", a.empty_sends()}, {"markers", a.markers()}};
+  j["cpus"] = {{"count", a.cpus()},
+               {"shown_by_trace", a.cpus_evidence()},
+               {"header", info.header_cpus},
+               {"online_when_read", info.online_cpus},
+               {"highest_with_events_plus_one", info.cpus_seen}};
   j["ipis_sent"] = a.ipis_sent();
   j["matched"] = a.matched();
   j["coalesced"] = a.coalesced();
@@ -55,12 +82,16 @@ nlohmann::json report_json(const IpiAnalysis& a, const ReadInfo& info, const std
   j["arrivals"] = a.arrivals();
   j["events"] = json::object();
   for (const auto& [name, n] : a.event_counts()) j["events"][name] = n;
+  j["events_skipped"] = json::object();
+  for (const auto& [name, n] : a.skipped_event_counts()) j["events_skipped"][name] = n;
+  j["lines_skipped"] = json::object();
+  for (const auto& [what, n] : info.skipped_lines) j["lines_skipped"][what] = n;
   j["by_kind"] = json::object();
   for (IpiKind k : kAllKinds) {
     const KindStats& s = a.by_kind()[static_cast<std::size_t>(k)];
-    if (!s.sends && !s.arrivals && !s.matched && !s.unmatched_sends) continue;
     j["by_kind"][std::string(kind_name(k))] = {{"count", s.arrivals},
                                                {"sends", s.sends},
+                                               {"raised", s.raised},
                                                {"matched", s.matched},
                                                {"coalesced", s.coalesced},
                                                {"unmatched_sends", s.unmatched_sends},
@@ -176,7 +207,7 @@ std::string report_text(const IpiAnalysis& a, const ReadInfo& info, const std::s
   fmt::format_to(out, "Summary\n");
   fmt::format_to(out, "  span           {:.6f} s ({} .. {} ns)\n", static_cast<double>(a.span_ns()) / 1e9, a.first_ts(),
                  a.last_ts());
-  fmt::format_to(out, "  CPUs           {}\n", a.cpus());
+  fmt::format_to(out, "  CPUs           {}{}\n", a.cpus(), cpus_note(a, info));
   fmt::format_to(out, "  events         {}{}\n", a.events_total(),
                  a.lost_event_marks() ? fmt::format(" ({} lost in {} place(s))", a.lost_events(), a.lost_event_marks())
                                       : std::string());
@@ -186,19 +217,29 @@ std::string report_text(const IpiAnalysis& a, const ReadInfo& info, const std::s
                  a.unmatched_sends(), a.expired(), fmt::format("{} ms", static_cast<double>(a.options().pair_limit_ns) / 1e6),
                  a.unmatched_arrivals());
   fmt::format_to(out, "  convention     {}\n", convention_statement(a.convention()));
+  if (a.markers()) fmt::format_to(out, "  markers        {} (trace_marker writes)\n", a.markers());
+  if (a.empty_sends()) fmt::format_to(out, "  empty sends    {} (a cpumask with no CPU: no IPI)\n", a.empty_sends());
+  if (!a.skipped_event_counts().empty()) fmt::format_to(out, "  events skipped {}\n", counts_line(a.skipped_event_counts()));
+  if (!info.skipped_lines.empty()) {
+    std::uint64_t n = 0;
+    for (const auto& [what, k] : info.skipped_lines) n += k;
+    fmt::format_to(out, "  lines skipped  {} (not events: {})\n", n, counts_line(info.skipped_lines));
+  }
   fmt::format_to(out, "  event counts  ");
   for (const auto& [name, n] : a.event_counts()) fmt::format_to(out, " {}={}", name, n);
   fmt::format_to(out, "\n\n");
 
   fmt::format_to(out, "Per kind (latency = send -> handler entry; handler = entry -> exit; ns)\n");
-  fmt::format_to(out, "  {:<21} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>9}\n", "kind",
-                 "sends", "arrivals", "matched", "coalesced", "unm.send", "unm.arr", "p50", "p90", "p99", "max",
+  fmt::format_to(out, "  (one kind per IPI, send to arrival: sends = raised + coalesced + unm.send, arrivals = raised + "
+                      "unm.arr)\n");
+  fmt::format_to(out, "  {:<21} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>9}\n", "kind",
+                 "sends", "arrivals", "raised", "matched", "coalesced", "unm.send", "unm.arr", "p50", "p90", "p99", "max",
                  "hdl.p50", "hdl.max");
   for (IpiKind k : kAllKinds) {
     const KindStats& s = a.by_kind()[static_cast<std::size_t>(k)];
     if (!s.sends && !s.arrivals && !s.matched && !s.unmatched_sends) continue;
-    fmt::format_to(out, "  {:<21} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>9}\n",
-                   kind_name(k), s.sends, s.arrivals, s.matched, s.coalesced, s.unmatched_sends, s.unmatched_arrivals,
+    fmt::format_to(out, "  {:<21} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}\n",
+                   kind_name(k), s.sends, s.arrivals, s.raised, s.matched, s.coalesced, s.unmatched_sends, s.unmatched_arrivals,
                    lat_cell(s.latency, 0.5), lat_cell(s.latency, 0.9), lat_cell(s.latency, 0.99),
                    lat_cell(s.latency, 1.0), lat_cell(s.handler, 0.5), lat_cell(s.handler, 1.0));
   }

@@ -70,6 +70,7 @@ class TextTraceParser {
   using Counts = std::unordered_map<std::string, std::uint64_t, NameHash, std::equal_to<>>;
 
   void begin_if_needed();
+  bool non_event_line(std::string_view trimmed);
   [[noreturn]] void fail(std::string_view reason) const;
   void handle_event(std::uint32_t cpu, std::uint64_t ts_ns, std::string_view name, std::string_view fields);
   void switch_buffer(std::string_view name);
@@ -82,7 +83,6 @@ class TextTraceParser {
   std::uint64_t line_no_ = 0;
   std::uint64_t events_ = 0;
   std::uint32_t cpus_ = 0;
-  bool cpus_from_header_ = false;          // cpus_ is "cpus=N" (trace-cmd report) rather than "#P:N"
   std::uint32_t max_cpu_ = 0;              // highest CPU of an event line so far
   bool any_cpu_ = false;
   bool begun_ = false;
