@@ -128,9 +128,9 @@ void run_trace(const TraceArgs& args) {
   trace::TraceExports exports(args.events, rows, args.perfetto, fmt::format("ipilab trace {}", name));
   trace::TraceAnalysis::ObserverFactory factory;
   if (exports.any()) factory = [&](std::string_view b) { return exports.observer_for(b); };
-  trace::TraceAnalysis analysis(opt, args.buffer_given ? std::optional<std::string>(args.buffer) : std::nullopt, {}, {},
-                                factory);
-  const trace::ReadInfo info = trace::analyse_trace(args.file, analysis);
+  trace::TraceAnalysis analysis(opt, {}, {}, factory);
+  const trace::ReadInfo info = trace::analyse_trace(
+      args.file, analysis, args.buffer_given ? std::optional<std::string>(args.buffer) : std::nullopt);
   const auto buffers = analysis.buffers();
   if (!args.plot.empty()) {
     if (buffers.size() > 1)

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "trace/buffer_filter.h"
 #include "trace/cpumask.h"
 #include "trace/tracepoints.h"
 
@@ -975,10 +976,9 @@ const std::vector<std::string>& IpiAnalysis::warnings() const { return s_->warni
 
 // ---------------------------------------------------------------- several buffers
 
-TraceAnalysis::TraceAnalysis(AnalysisOptions options, std::optional<std::string> only_buffer,
-                             IpiAnalysis::SendCallback on_send, IpiAnalysis::DeliveryCallback on_delivery,
-                             ObserverFactory observer_for)
-    : options_(options), only_(std::move(only_buffer)), on_send_(std::move(on_send)), on_delivery_(std::move(on_delivery)),
+TraceAnalysis::TraceAnalysis(AnalysisOptions options, IpiAnalysis::SendCallback on_send,
+                             IpiAnalysis::DeliveryCallback on_delivery, ObserverFactory observer_for)
+    : options_(options), on_send_(std::move(on_send)), on_delivery_(std::move(on_delivery)),
       observer_for_(std::move(observer_for)) {}
 
 void TraceAnalysis::on_begin(std::uint32_t cpus) { cpus_ = cpus; }
@@ -987,17 +987,14 @@ void TraceAnalysis::on_buffer(std::string_view name) {
   for (std::size_t i = 0; i < names_.size(); ++i)
     if (names_[i] == name) {
       current_ = analyses_[i].get();
-      skipping_ = only_ && *only_ != name;
       return;
     }
   names_.emplace_back(name);
   AnalysisOptions o = options_;
-  const bool skip = only_ && *only_ != name;
-  if (observer_for_) o.observer = skip ? nullptr : observer_for_(name);
+  if (observer_for_) o.observer = observer_for_(name);
   analyses_.push_back(std::make_unique<IpiAnalysis>(on_send_, on_delivery_, o));
   analyses_.back()->on_begin(cpus_);
   current_ = analyses_.back().get();
-  skipping_ = only_ && *only_ != name;
 }
 
 IpiAnalysis& TraceAnalysis::current() {
@@ -1005,18 +1002,9 @@ IpiAnalysis& TraceAnalysis::current() {
   return *current_;
 }
 
-void TraceAnalysis::on_event(const TraceEvent& ev) {
-  IpiAnalysis& a = current();
-  if (!skipping_) a.on_event(ev);
-}
-void TraceAnalysis::on_other_events(std::string_view name, std::uint64_t count) {
-  IpiAnalysis& a = current();
-  if (!skipping_) a.on_other_events(name, count);
-}
-void TraceAnalysis::on_lost_events(std::uint32_t cpu, std::uint64_t count) {
-  IpiAnalysis& a = current();
-  if (!skipping_) a.on_lost_events(cpu, count);
-}
+void TraceAnalysis::on_event(const TraceEvent& ev) { current().on_event(ev); }
+void TraceAnalysis::on_other_events(std::string_view name, std::uint64_t count) { current().on_other_events(name, count); }
+void TraceAnalysis::on_lost_events(std::uint32_t cpu, std::uint64_t count) { current().on_lost_events(cpu, count); }
 
 void TraceAnalysis::finish(const ReadInfo& info, const std::string& place) {
   if (!current_) on_buffer("");
@@ -1025,30 +1013,23 @@ void TraceAnalysis::finish(const ReadInfo& info, const std::string& place) {
     for (const auto& n : names_) s += fmt::format("{}'{}'", s.empty() ? "" : ", ", n);
     return s;
   };
-  if (only_ && std::find(names_.begin(), names_.end(), *only_) == names_.end())
-    throw InputError("--buffer", fmt::format("'{}': {} has no such buffer (its buffers: {}; '' is the top level)", *only_,
-                                             place, listed()));
   std::size_t with_events = 0, usable = 0;
-  for (std::size_t i = 0; i < analyses_.size(); ++i) {
-    if (only_ && names_[i] != *only_) continue;
-    if (analyses_[i]->has_ipi_events()) ++with_events;
-    if (analyses_[i]->has_usable_events()) ++usable;
+  for (const auto& a : analyses_) {
+    if (a->has_ipi_events()) ++with_events;
+    if (a->has_usable_events()) ++usable;
   }
   for (std::size_t i = 0; i < analyses_.size(); ++i) {
-    if (only_ && names_[i] != *only_) continue;
-    // Only a buffer the user asked for, or the only one, must have IPI events.
-    const bool must = (only_ && names_[i] == *only_) || (with_events == 0 && analyses_.size() == 1);
+    // Only the only buffer must have IPI events.
+    const bool must = with_events == 0 && analyses_.size() == 1;
     if (!must && !analyses_[i]->has_ipi_events()) continue;
     try {
       analyses_[i]->finish(info, place, must || with_events == 0 || usable == 0);
     } catch (const InputError& e) {
-      if (names_.size() > 1 && !(only_ && names_[i] == *only_))
-        throw InputError(e.place(), e.reason() + fmt::format(" (buffers in this trace: {})", listed()));
-      if (only_) throw InputError(e.place(), fmt::format("buffer '{}': {}", *only_, e.reason()));
+      if (names_.size() > 1) throw InputError(e.place(), e.reason() + fmt::format(" (buffers in this trace: {})", listed()));
       throw;
     }
   }
-  if (with_events == 0 && analyses_.size() > 1 && !only_) {
+  if (with_events == 0 && analyses_.size() > 1) {
     // No buffer holds IPI events: the first buffer's error says what to record.
     analyses_.front()->finish(info, place, true);
   }
@@ -1057,8 +1038,7 @@ void TraceAnalysis::finish(const ReadInfo& info, const std::string& place) {
 std::vector<std::pair<std::string, const IpiAnalysis*>> TraceAnalysis::buffers() const {
   std::vector<std::pair<std::string, const IpiAnalysis*>> out;
   for (std::size_t i = 0; i < analyses_.size(); ++i) {
-    if (only_ && names_[i] != *only_) continue;
-    if (!analyses_[i]->has_ipi_events() && !(only_ && names_[i] == *only_)) continue;
+    if (!analyses_[i]->has_ipi_events() && analyses_.size() > 1) continue;
     out.emplace_back(names_[i], analyses_[i].get());
   }
   return out;
@@ -1082,7 +1062,7 @@ class SingleBufferSink : public EventSink {
     if (*chosen_ != current_) {
       std::string s;
       for (const auto& n : seen_) s += fmt::format("{}'{}'", s.empty() ? "" : ", ", n);
-      throw InputError(place_, fmt::format("IPI events in several buffers ({}): pick one (ipilab trace --buffer NAME)", s));
+      throw InputError(place_, fmt::format("IPI events in several buffers ({}): name the one to read", s));
     }
     a_.on_event(ev);
   }
@@ -1114,9 +1094,22 @@ class SingleBufferSink : public EventSink {
 
 }  // namespace
 
-ReadInfo analyse_trace(const std::filesystem::path& path, TraceAnalysis& analysis) {
-  const ReadInfo info = read_trace(path, analysis);
-  analysis.finish(info, path == "-" ? std::string("<stdin>") : path.string());
+ReadInfo analyse_trace(const std::filesystem::path& path, TraceAnalysis& analysis,
+                       const std::optional<std::string>& buffer) {
+  const std::string place = path == "-" ? std::string("<stdin>") : path.string();
+  if (!buffer) {
+    const ReadInfo info = read_trace(path, analysis);
+    analysis.finish(info, place);
+    return info;
+  }
+  BufferFilter filter(analysis, *buffer);
+  const ReadInfo info = read_trace(path, filter);
+  filter.check(place);
+  try {
+    analysis.finish(info, place);
+  } catch (const InputError& e) {
+    throw InputError(e.place(), fmt::format("buffer '{}': {}", *buffer, e.reason()));
+  }
   return info;
 }
 
@@ -1132,8 +1125,8 @@ ReadInfo analyse_trace(const std::filesystem::path& path, IpiAnalysis& analysis)
 void for_each_ipi_send(const std::filesystem::path& path, const std::function<void(const IpiSend&)>& fn,
                        const std::optional<std::string>& buffer) {
   if (buffer) {
-    TraceAnalysis a({}, buffer, fn);
-    analyse_trace(path, a);
+    TraceAnalysis a({}, fn);
+    analyse_trace(path, a, buffer);
     return;
   }
   IpiAnalysis a(fn);
@@ -1143,8 +1136,8 @@ void for_each_ipi_send(const std::filesystem::path& path, const std::function<vo
 void for_each_ipi_delivery(const std::filesystem::path& path, const std::function<void(const IpiDelivery&)>& fn,
                            const std::optional<std::string>& buffer) {
   if (buffer) {
-    TraceAnalysis a({}, buffer, {}, fn);
-    analyse_trace(path, a);
+    TraceAnalysis a({}, {}, fn);
+    analyse_trace(path, a, buffer);
     return;
   }
   IpiAnalysis a({}, fn);

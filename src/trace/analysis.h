@@ -52,7 +52,9 @@
 //     the target's queue was empty, the call is counted polling-idle *inferred* (the only other
 //     reason for no IPI) and a note says so;
 //   - local: csd_function_entry with csd=(nil) on the calling CPU: run locally, never queued;
-//   - pending: the trace ended within 1 ms of the call, before its batch was closed.
+//   - pending: the trace ended within 1 ms of the call, before its batch was closed, and before its
+//     function ran (a call whose function already ran got no IPI of its own: coalesced, or
+//     polling-idle inferred when the target's queue was empty, whenever the trace ends).
 //   A batch is closed by the CPU's next call-function ipi_send_* or sched_wake_idle_without_ipi, by a
 //   call queued from another callsite, or after 1 ms without either.
 //   None of these is an unmatched send. queue-to-run latency = csd_queue_cpu -> csd_function_entry
@@ -310,15 +312,18 @@ class IpiAnalysis : public EventSink {
   std::unique_ptr<State> s_;
 };
 
-/// Several ring buffers: one IpiAnalysis per buffer (sends pair only within their buffer).
+/// Several ring buffers: one IpiAnalysis per buffer (sends pair only within their buffer). To
+/// analyse one buffer alone, put a BufferFilter (buffer_filter.h) in front: analyse_trace does.
 class TraceAnalysis : public EventSink {
  public:
   using ObserverFactory = std::function<AnalysisObserver*(std::string_view buffer)>;
-  /// `only_buffer`: analyse that buffer alone (others are skipped); the name of the top level is "".
   /// `observer_for`, if given, supplies each buffer's observer (options.observer is then ignored).
-  explicit TraceAnalysis(AnalysisOptions options = {}, std::optional<std::string> only_buffer = std::nullopt,
-                         IpiAnalysis::SendCallback on_send = {}, IpiAnalysis::DeliveryCallback on_delivery = {},
-                         ObserverFactory observer_for = {});
+  explicit TraceAnalysis(AnalysisOptions options = {}, IpiAnalysis::SendCallback on_send = {},
+                         IpiAnalysis::DeliveryCallback on_delivery = {}, ObserverFactory observer_for = {});
+  /// The same, for callers that spelt out "no buffer chosen" as a second argument.
+  TraceAnalysis(AnalysisOptions options, std::nullopt_t, IpiAnalysis::SendCallback on_send = {},
+                IpiAnalysis::DeliveryCallback on_delivery = {}, ObserverFactory observer_for = {})
+      : TraceAnalysis(options, std::move(on_send), std::move(on_delivery), std::move(observer_for)) {}
 
   void on_begin(std::uint32_t cpus) override;
   void on_buffer(std::string_view name) override;
@@ -326,8 +331,8 @@ class TraceAnalysis : public EventSink {
   void on_other_events(std::string_view name, std::uint64_t count) override;
   void on_lost_events(std::uint32_t cpu, std::uint64_t count) override;
 
-  /// Ends every buffer. Throws InputError when no buffer (or not the one asked for) holds IPI events,
-  /// naming the buffers the file has.
+  /// Ends every buffer. Throws InputError when no buffer holds IPI events, naming the buffers the
+  /// file has.
   void finish(const ReadInfo& info, const std::string& place);
 
   /// Buffers with IPI events, in file order (after finish; all buffers before).
@@ -338,7 +343,6 @@ class TraceAnalysis : public EventSink {
  private:
   IpiAnalysis& current();
   AnalysisOptions options_;
-  std::optional<std::string> only_;
   IpiAnalysis::SendCallback on_send_;
   IpiAnalysis::DeliveryCallback on_delivery_;
   ObserverFactory observer_for_;
@@ -346,11 +350,13 @@ class TraceAnalysis : public EventSink {
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<IpiAnalysis>> analyses_;
   IpiAnalysis* current_ = nullptr;
-  bool skipping_ = false;
 };
 
-/// Reads and analyses a trace file (any supported format; "-" = stdin). Throws InputError for bad input.
-ReadInfo analyse_trace(const std::filesystem::path& path, TraceAnalysis& analysis);
+/// Reads and analyses a trace file (any supported format; "-" = stdin). `buffer`: analyse that
+/// ring buffer alone ("" = the top level; InputError if the trace has no such buffer). Throws
+/// InputError for bad input.
+ReadInfo analyse_trace(const std::filesystem::path& path, TraceAnalysis& analysis,
+                       const std::optional<std::string>& buffer = std::nullopt);
 /// One-buffer form: the trace must have a single buffer with IPI events, or `buffer` names one.
 ReadInfo analyse_trace(const std::filesystem::path& path, IpiAnalysis& analysis);
 

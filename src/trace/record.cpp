@@ -27,6 +27,7 @@ extern "C" {
 
 #include "common/error.h"
 #include "trace/dat_writer.h"
+#include "trace/tracepoints.h"
 
 namespace ipilab::trace {
 
@@ -161,26 +162,43 @@ std::string read_file_or_empty(const char* path) {
   return ss.str();
 }
 
+// Marks the recorded tracepoints (tracepoints.h) that this kernel has as wanted and lists the
+// others in result.missing — except those of the other architecture (the Arm ipi_raise/ipi_entry
+// on x86, irq_vectors on Arm), which are expected to be absent. Returns those it has, as
+// (system, event).
+std::vector<std::pair<std::string, std::string>> enable_known_events(Recorder& rec, RecordResult& result) {
+  std::vector<const Tracepoint*> present, missing;
+  for (const Tracepoint& t : tracepoints()) {
+    if (!t.recorded) continue;
+    const std::string sys(t.system), name(t.name);
+    tep_event* e = tep_find_event_by_name(rec.tep, sys.c_str(), name.c_str());
+    if (!e) {
+      missing.push_back(&t);
+      continue;
+    }
+    present.push_back(&t);
+    rec.wanted[e->id] = true;
+  }
+  auto has_arch = [&](TracepointArch a) {
+    return std::any_of(present.begin(), present.end(), [&](const Tracepoint* t) { return t->arch == a; });
+  };
+  const bool x86 = has_arch(TracepointArch::X86), arm = has_arch(TracepointArch::Arm);
+  for (const Tracepoint* t : missing) {
+    const bool other_arch = (x86 && t->arch == TracepointArch::Arm) || (arm && t->arch == TracepointArch::X86);
+    if (!other_arch) result.missing.push_back(qualified_name(*t));
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Tracepoint* t : present) out.emplace_back(std::string(t->system), std::string(t->name));
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> recorded_events() {
-  return {{"ipi", "ipi_send_cpu"},
-          {"ipi", "ipi_send_cpumask"},
-          {"ipi", "ipi_raise"},
-          {"ipi", "ipi_entry"},
-          {"ipi", "ipi_exit"},
-          {"csd", "csd_queue_cpu"},
-          {"csd", "csd_function_entry"},
-          {"csd", "csd_function_exit"},
-          {"irq_vectors", "call_function_entry"},
-          {"irq_vectors", "call_function_exit"},
-          {"irq_vectors", "call_function_single_entry"},
-          {"irq_vectors", "call_function_single_exit"},
-          {"irq_vectors", "reschedule_entry"},
-          {"irq_vectors", "reschedule_exit"},
-          {"irq_vectors", "irq_work_entry"},
-          {"irq_vectors", "irq_work_exit"},
-          {"sched", "sched_wake_idle_without_ipi"}};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Tracepoint& t : tracepoints())
+    if (t.recorded) out.emplace_back(std::string(t.system), std::string(t.name));
+  return out;
 }
 
 bool tracefs_usable() {
@@ -222,25 +240,7 @@ RecordResult record_trace(const RecordOptions& opt) {
     if (!ksyms.empty()) tep_parse_kallsyms(rec.tep, ksyms.c_str());
   }
 
-  std::vector<std::pair<std::string, std::string>> present;
-  for (const auto& [sys, name] : recorded_events()) {
-    tep_event* e = tep_find_event_by_name(rec.tep, sys.c_str(), name.c_str());
-    if (!e) {
-      result.missing.push_back(sys + ":" + name);
-      continue;
-    }
-    present.emplace_back(sys, name);
-    rec.wanted[e->id] = true;
-  }
-  // Arm events are expected to be absent on x86 and irq_vectors on Arm: list only what matters.
-  {
-    const bool x86 = std::any_of(present.begin(), present.end(), [](const auto& e) { return e.first == "irq_vectors"; });
-    const bool arm = std::any_of(present.begin(), present.end(), [](const auto& e) { return e.second == "ipi_entry"; });
-    std::erase_if(result.missing, [&](const std::string& m) {
-      return (x86 && (m == "ipi:ipi_raise" || m == "ipi:ipi_entry" || m == "ipi:ipi_exit")) ||
-             (arm && m.rfind("irq_vectors:", 0) == 0);
-    });
-  }
+  const std::vector<std::pair<std::string, std::string>> present = enable_known_events(rec, result);
   if (present.empty())
     throw UnavailableError("this kernel has none of the IPI events (ipi:* needs Linux >= 6.4 for ipi_send_cpu, "
                            "csd:* >= 6.5, irq_vectors:* is x86)");

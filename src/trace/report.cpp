@@ -188,7 +188,7 @@ std::string report_text(const TraceAnalysis& a, const ReadInfo& info, const std:
     o += report_text(*bufs[i].second, info, file, bufs.size() > 1 || !bufs[i].first.empty() ? bufs[i].first : std::string());
   }
   if (bufs.size() > 1)
-    o += fmt::format("\n{} buffers hold IPI events; each is paired on its own (pick one with --buffer NAME).\n", bufs.size());
+    o += fmt::format("\n{} buffers hold IPI events; each is paired on its own.\n", bufs.size());
   return o;
 }
 

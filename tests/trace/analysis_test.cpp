@@ -360,8 +360,8 @@ TEST(RealTraces, PipeDatCountsEqualTraceCmdReportInEveryTextForm) {
 }
 
 nlohmann::json buffers_json(const std::filesystem::path& p, std::optional<std::string> only = std::nullopt) {
-  TraceAnalysis a({}, std::move(only));
-  const ReadInfo info = analyse_trace(p, a);
+  TraceAnalysis a;
+  const ReadInfo info = analyse_trace(p, a, only);
   auto j = report_json(a, info, "x");
   j.erase("file");
   j.erase("format");

@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "test_util.h"
 #include "trace/analysis.h"
+#include "trace/buffer_filter.h"
 #include "trace/cpumask.h"
 #include "trace/report.h"
 #include "trace/text_reader.h"
@@ -278,17 +279,30 @@ TEST(Buffers, PairOnlyWithinABufferAndPickOne) {
   EXPECT_EQ(b[1].first, "inst");
   EXPECT_EQ(b[1].second->matched(), 1u);
   EXPECT_EQ(b[1].second->unmatched_arrivals(), 1u);
-  TraceAnalysis only({}, std::string("inst"));
+  // --buffer: a BufferFilter in front of the analysis keeps one buffer's events.
+  TraceAnalysis only;
+  BufferFilter keep(only, "inst");
   std::istringstream in(text);
   ReadInfo info;
-  read_text_trace(in, "t.txt", only, &info);
+  read_text_trace(in, "t.txt", keep, &info);
+  keep.check("t.txt");
   only.finish(info, "t.txt");
   ASSERT_EQ(only.buffers().size(), 1u);
+  EXPECT_EQ(only.buffers()[0].first, "inst");
   EXPECT_EQ(only.buffers()[0].second->ipis_sent(), 1u);
-  TraceAnalysis missing({}, std::string("nope"));
+  EXPECT_EQ(only.buffers()[0].second->matched(), 1u);
+  EXPECT_EQ(keep.buffers(), (std::vector<std::string>{"", "inst"}));
+  TraceAnalysis missing;
+  BufferFilter none(missing, "nope");
   std::istringstream in2(text);
-  read_text_trace(in2, "t.txt", missing, &info);
-  EXPECT_THROW(missing.finish(info, "t.txt"), InputError);
+  read_text_trace(in2, "t.txt", none, &info);
+  try {
+    none.check("t.txt");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.place(), "t.txt");
+    EXPECT_EQ(e.reason(), "no ring buffer 'nope' in this trace (its buffers: '', 'inst'; '' is the top level)");
+  }
 }
 
 TEST(PairingLimit, ASendUnansweredForLongerIsUnmatchedNotPairedLater) {

@@ -321,5 +321,22 @@ TEST(QueuedCalls, ACallThatRodeOnAnEarlierIpiIsCoalescedWhenTheTraceEndsWithinAM
   expect_balanced(a);
 }
 
+TEST(Balance, EveryKindsRowBalancesOnEveryShippedTrace) {
+  std::size_t files = 0;
+  for (const auto& dir : {testing::traces_dir(), std::filesystem::path(IPILAB_SOURCE_DIR) / "tests/trace/data/forms"}) {
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      const auto ext = e.path().extension();
+      if (ext != ".dat" && ext != ".txt") continue;
+      if (e.path().filename() == "empty-mask-only.txt") continue;  // nothing to pair (its own test)
+      SCOPED_TRACE(e.path().string());
+      TraceAnalysis t;
+      analyse_trace(e.path(), t);
+      for (const auto& [name, a] : t.buffers()) expect_balanced(*a);
+      ++files;
+    }
+  }
+  EXPECT_GE(files, 14u);
+}
+
 }  // namespace
 }  // namespace ipilab::trace
