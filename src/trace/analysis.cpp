@@ -12,54 +12,6 @@
 
 namespace ipilab::trace {
 
-std::string_view outcome_name(SendOutcome o) {
-  switch (o) {
-    case SendOutcome::Raised: return "raised";
-    case SendOutcome::Coalesced: return "coalesced";
-    case SendOutcome::Unmatched: return "unmatched";
-    case SendOutcome::Expired: return "expired";
-  }
-  return "?";
-}
-
-std::string_view service_name(CallService s) {
-  switch (s) {
-    case CallService::Ipi: return "ipi";
-    case CallService::Coalesced: return "coalesced";
-    case CallService::PollingIdle: return "polling-idle";
-    case CallService::Local: return "local";
-    case CallService::Pending: return "pending";
-  }
-  return "?";
-}
-
-std::string_view convention_name(Convention c) {
-  switch (c) {
-    case Convention::Indistinct: return "indistinct";
-    case Convention::V6_5: return "v6.5+";
-    case Convention::V6_4: return "v6.4";
-    case Convention::Mixed: return "mixed";
-  }
-  return "?";
-}
-
-std::string convention_statement(Convention c) {
-  switch (c) {
-    case Convention::V6_5:
-      return "Linux >= 6.5 convention (csd:csd_queue_cpu present): every ipi_send_* is an IPI, queued calls are "
-             "csd_queue_cpu";
-    case Convention::V6_4:
-      return "Linux 6.4 convention (ipi_send_* with a queued function as callback, no csd events): those events are "
-             "queued calls, only ipi_send_* with a generic handler or NULL callback are IPIs";
-    case Convention::Mixed:
-      return "both conventions appear (ipi_send_* with queued functions as callback before csd events): each event "
-             "read by its own shape";
-    case Convention::Indistinct:
-      return "no event tells the Linux 6.4 and >= 6.5 conventions apart; both read this trace alike";
-  }
-  return "";
-}
-
 namespace {
 
 std::size_t idx(IpiKind k) { return static_cast<std::size_t>(k); }
@@ -643,6 +595,97 @@ struct IpiAnalysis::State {
     }
   }
 
+  // The trace ended: waiting sends become unmatched (or coalesced, for the provisional ones), open
+  // batches are closed or pending, open handlers closed.
+  void end_of_trace() {
+    for (std::size_t c = 0; c < cpu_states.size(); ++c) {
+      auto& st = cpu_states[c];
+      if (!st.batch.empty() && last_ts > st.batch_first_ts + kBatchGapNs)
+        close_batch(static_cast<std::uint32_t>(c), nullptr, std::nullopt);
+      pend_batch(static_cast<std::uint32_t>(c));
+      for (auto& g : st.pending) {
+        // No entry came for the provisional ones: they were coalesced after all.
+        while (g.covered > 0) coalesce_front(g, static_cast<std::uint32_t>(c));
+        settle(g, static_cast<std::uint32_t>(c));
+        while (!g.empty()) {
+          unmatched(g.front(), SendOutcome::Unmatched, static_cast<std::uint32_t>(c));
+          g.pop_front();
+        }
+      }
+      for (int k = 0; k < kIpiKindCount; ++k) close_handler(static_cast<std::uint32_t>(c), static_cast<IpiKind>(k), std::nullopt);
+    }
+    // Calls classified but never seen running (their csd_function_entry is past the end).
+    for (std::uint32_t slot = 0; slot < calls.size(); ++slot)
+      if (!calls[slot].finalized && calls[slot].classified) finalize_call(slot, std::nullopt);
+  }
+
+  // Event counts by name: the other events, and ours by (type, kind).
+  void name_counts() {
+    for (const auto& [name, n] : counts) event_counts[name] = n, skipped_counts[name] = n;
+    for (std::size_t t = 0; t < type_counts.size(); ++t) {
+      const auto type = static_cast<EventType>(t);
+      if (type == EventType::VectorEntry || type == EventType::VectorExit) {
+        for (const Tracepoint& tp : tracepoints())  // irq_vectors rows: one name per (type, kind)
+          if (tp.type == type)
+            if (const auto n = type_counts[t][idx(tp.kind)]) event_counts[std::string(tp.name)] += n;
+      } else if (const auto n = type_counts[t][0]) {
+        event_counts[type_names[t]] += n;
+      }
+    }
+    for (const auto& [name, id] : func_index)
+      if (funcs[id].queued || funcs[id].runs) csd_funcs[name] = std::move(funcs[id]);
+  }
+
+  // The notes of finish(): what the reader reported, what the trace lacks, what was inferred.
+  void notes(const ReadInfo& info, bool any_send, const std::string& kernel_note,
+             const std::function<bool(std::string_view)>& absent) {
+    auto& W = warnings;
+    for (const auto& w : info.warnings)
+      W.push_back(fmt::format("{}: {} record(s), first at {}{}{}", w.what, w.count, w.first_place,
+                              w.first_value.empty() ? "" : " ('" + w.first_value.substr(0, 120) + "')",
+                              w.first_detail.empty() ? "" : ": " + w.first_detail));
+    if (!any_send)
+      W.push_back("no send events: enable ipi:ipi_send_cpu and ipi:ipi_send_cpumask (Linux >= 6.4; on Arm "
+                  "ipi:ipi_raise) to pair sends with arrivals." + kernel_note);
+    if (arrivals == 0)
+      W.push_back("no handler entry events: enable irq_vectors:{reschedule,call_function,call_function_single,"
+                  "irq_work}_entry/_exit (x86) or ipi:ipi_entry/ipi_exit (Arm); every send is unmatched.");
+    else if (exits == 0)
+      W.push_back("no handler exit events: enable the matching *_exit events to get handler times.");
+    if (csd_events == 0 && queued_call_sends == 0) {
+      W.push_back(std::string("no csd events: enable csd:csd_queue_cpu csd:csd_function_entry "
+                              "csd:csd_function_exit (Linux >= 6.5) for per-function csd statistics.") +
+                  (info.knows_kernel_formats && absent("csd:csd_queue_cpu") ? " The kernel that recorded this trace has no csd events."
+                                                                           : ""));
+    }
+    const ServiceStats& poll = services[static_cast<std::size_t>(CallService::PollingIdle)];
+    if (poll.inferred > 0)
+      W.push_back(fmt::format("{} queued call(s) found their target's queue empty and got no IPI: the kernel skips the IPI "
+                              "only for a polling-idle target, so they are counted polling-idle (inferred){}.",
+                              poll.inferred,
+                              seen_wake ? "; sched_wake_idle_without_ipi was recorded but not for them (lost events?)"
+                                          : "; record sched:sched_wake_idle_without_ipi to see it"));
+    if (queued_call_sends > 0 && !seen_wake && services[static_cast<std::size_t>(CallService::Coalesced)].count > 0)
+      W.push_back("Linux 6.4 convention without csd events: a queued call with no IPI of its own is counted coalesced; "
+                  "without sched:sched_wake_idle_without_ipi in the trace a polling-idle target looks the same.");
+    if (expired > 0)
+      W.push_back(fmt::format("{} send(s) waited longer than the pairing limit ({} ns) and are unmatched, not paired "
+                              "with a later arrival.",
+                              expired, opt.pair_limit_ns));
+    if (overflow > 0)
+      W.push_back(fmt::format("{} send(s) found more than {} sends waiting on one CPU for one kind: the oldest were "
+                              "counted unmatched.",
+                              overflow, kMaxWaiting));
+    if (lost_marks > 0)
+      W.push_back(fmt::format("the ring buffer lost events {} time(s) ({} events known lost): some sends or "
+                              "arrivals are missing, unmatched counts include them.",
+                              lost_marks, lost_events));
+    cpu_and_kind_notes();
+    if (queued_after_csd || queued_before_csd)
+      W.push_back("ipi_send_* events with a queued function as callback appear together with csd events: " +
+                  convention_statement(Convention::Mixed) + ".");
+  }
+
   // The one line of a trace whose IPI events were all left out or sent nothing.
   std::string nothing_usable(const ReadInfo& info) const {
     std::uint64_t left_out = 0;
@@ -822,43 +865,8 @@ bool IpiAnalysis::has_usable_events() const {
 void IpiAnalysis::finish(const ReadInfo& info, const std::string& place, bool require_events) {
   State& S = *s_;
   S.cpus_evidence = std::max({S.header_cpus, info.header_cpus, info.cpus_seen, S.max_event_cpu});
-  for (std::size_t c = 0; c < S.cpu_states.size(); ++c) {
-    auto& st = S.cpu_states[c];
-    if (!st.batch.empty() && S.last_ts > st.batch_first_ts + kBatchGapNs)
-      S.close_batch(static_cast<std::uint32_t>(c), nullptr, std::nullopt);
-    S.pend_batch(static_cast<std::uint32_t>(c));
-    for (auto& g : st.pending) {
-      // No entry came for the provisional ones: they were coalesced after all.
-      while (g.covered > 0) S.coalesce_front(g, static_cast<std::uint32_t>(c));
-      S.settle(g, static_cast<std::uint32_t>(c));
-      while (!g.empty()) {
-        S.unmatched(g.front(), SendOutcome::Unmatched, static_cast<std::uint32_t>(c));
-        g.pop_front();
-      }
-    }
-    for (int k = 0; k < kIpiKindCount; ++k) S.close_handler(static_cast<std::uint32_t>(c), static_cast<IpiKind>(k), std::nullopt);
-  }
-  // Calls classified but never seen running (their csd_function_entry is past the end).
-  for (std::uint32_t slot = 0; slot < S.calls.size(); ++slot)
-    if (!S.calls[slot].finalized && S.calls[slot].classified) S.finalize_call(slot, std::nullopt);
-  for (const auto& [name, n] : S.counts) S.event_counts[name] = n, S.skipped_counts[name] = n;
-  static constexpr std::pair<IpiKind, const char*> kVectorBases[] = {{IpiKind::Reschedule, "reschedule"},
-                                                                     {IpiKind::CallFunction, "call_function"},
-                                                                     {IpiKind::CallFunctionSingle, "call_function_single"},
-                                                                     {IpiKind::IrqWork, "irq_work"}};
-  for (std::size_t t = 0; t < S.type_counts.size(); ++t) {
-    const auto type = static_cast<EventType>(t);
-    if (type == EventType::VectorEntry || type == EventType::VectorExit) {
-      for (const auto& [k, base] : kVectorBases)
-        if (const auto n = S.type_counts[t][idx(k)])
-          S.event_counts[fmt::format("{}_{}", base, type == EventType::VectorEntry ? "entry" : "exit")] += n;
-    } else if (const auto n = S.type_counts[t][0]) {
-      S.event_counts[S.type_names[t]] += n;
-    }
-  }
-  for (const auto& [name, id] : S.func_index)
-    if (S.funcs[id].queued || S.funcs[id].runs) S.csd_funcs[name] = std::move(S.funcs[id]);
-
+  S.end_of_trace();
+  S.name_counts();
   auto absent = [&](std::string_view ev) {
     return std::find(info.absent_in_kernel.begin(), info.absent_in_kernel.end(), ev) != info.absent_in_kernel.end();
   };
@@ -878,51 +886,7 @@ void IpiAnalysis::finish(const ReadInfo& info, const std::string& place, bool re
                          kernel_note);
   }
   if (require_events && !has_usable_events() && has_ipi_events()) throw InputError(place, S.nothing_usable(info));
-  auto& W = S.warnings;
-  for (const auto& w : info.warnings)
-    W.push_back(fmt::format("{}: {} record(s), first at {}{}{}", w.what, w.count, w.first_place,
-                            w.first_value.empty() ? "" : " ('" + w.first_value.substr(0, 120) + "')",
-                            w.first_detail.empty() ? "" : ": " + w.first_detail));
-  if (!any_send)
-    W.push_back("no send events: enable ipi:ipi_send_cpu and ipi:ipi_send_cpumask (Linux >= 6.4; on Arm "
-                "ipi:ipi_raise) to pair sends with arrivals." + kernel_note);
-  if (S.arrivals == 0)
-    W.push_back("no handler entry events: enable irq_vectors:{reschedule,call_function,call_function_single,"
-                "irq_work}_entry/_exit (x86) or ipi:ipi_entry/ipi_exit (Arm); every send is unmatched.");
-  else if (S.exits == 0)
-    W.push_back("no handler exit events: enable the matching *_exit events to get handler times.");
-  if (S.csd_events == 0 && S.queued_call_sends == 0) {
-    W.push_back(std::string("no csd events: enable csd:csd_queue_cpu csd:csd_function_entry "
-                            "csd:csd_function_exit (Linux >= 6.5) for per-function csd statistics.") +
-                (info.knows_kernel_formats && absent("csd:csd_queue_cpu") ? " The kernel that recorded this trace has no csd events."
-                                                                         : ""));
-  }
-  const ServiceStats& poll = S.services[static_cast<std::size_t>(CallService::PollingIdle)];
-  if (poll.inferred > 0)
-    W.push_back(fmt::format("{} queued call(s) found their target's queue empty and got no IPI: the kernel skips the IPI "
-                            "only for a polling-idle target, so they are counted polling-idle (inferred){}.",
-                            poll.inferred,
-                            S.seen_wake ? "; sched_wake_idle_without_ipi was recorded but not for them (lost events?)"
-                                        : "; record sched:sched_wake_idle_without_ipi to see it"));
-  if (S.queued_call_sends > 0 && !S.seen_wake && S.services[static_cast<std::size_t>(CallService::Coalesced)].count > 0)
-    W.push_back("Linux 6.4 convention without csd events: a queued call with no IPI of its own is counted coalesced; "
-                "without sched:sched_wake_idle_without_ipi in the trace a polling-idle target looks the same.");
-  if (S.expired > 0)
-    W.push_back(fmt::format("{} send(s) waited longer than the pairing limit ({} ns) and are unmatched, not paired "
-                            "with a later arrival.",
-                            S.expired, S.opt.pair_limit_ns));
-  if (S.overflow > 0)
-    W.push_back(fmt::format("{} send(s) found more than {} sends waiting on one CPU for one kind: the oldest were "
-                            "counted unmatched.",
-                            S.overflow, kMaxWaiting));
-  if (S.lost_marks > 0)
-    W.push_back(fmt::format("the ring buffer lost events {} time(s) ({} events known lost): some sends or "
-                            "arrivals are missing, unmatched counts include them.",
-                            S.lost_marks, S.lost_events));
-  S.cpu_and_kind_notes();
-  if (S.queued_after_csd || S.queued_before_csd)
-    W.push_back("ipi_send_* events with a queued function as callback appear together with csd events: " +
-                convention_statement(Convention::Mixed) + ".");
+  S.notes(info, any_send, kernel_note, absent);
 }
 
 const AnalysisOptions& IpiAnalysis::options() const { return s_->opt; }
@@ -973,181 +937,5 @@ const std::map<std::pair<std::uint32_t, std::uint32_t>, PairStats>& IpiAnalysis:
 const std::map<std::uint32_t, TargetStats>& IpiAnalysis::targets() const { return s_->targets; }
 const std::map<std::string, CsdFuncStats>& IpiAnalysis::csd_functions() const { return s_->csd_funcs; }
 const std::vector<std::string>& IpiAnalysis::warnings() const { return s_->warnings; }
-
-// ---------------------------------------------------------------- several buffers
-
-TraceAnalysis::TraceAnalysis(AnalysisOptions options, IpiAnalysis::SendCallback on_send,
-                             IpiAnalysis::DeliveryCallback on_delivery, ObserverFactory observer_for)
-    : options_(options), on_send_(std::move(on_send)), on_delivery_(std::move(on_delivery)),
-      observer_for_(std::move(observer_for)) {}
-
-void TraceAnalysis::on_begin(std::uint32_t cpus) { cpus_ = cpus; }
-
-void TraceAnalysis::on_buffer(std::string_view name) {
-  for (std::size_t i = 0; i < names_.size(); ++i)
-    if (names_[i] == name) {
-      current_ = analyses_[i].get();
-      return;
-    }
-  names_.emplace_back(name);
-  AnalysisOptions o = options_;
-  if (observer_for_) o.observer = observer_for_(name);
-  analyses_.push_back(std::make_unique<IpiAnalysis>(on_send_, on_delivery_, o));
-  analyses_.back()->on_begin(cpus_);
-  current_ = analyses_.back().get();
-}
-
-IpiAnalysis& TraceAnalysis::current() {
-  if (!current_) on_buffer("");
-  return *current_;
-}
-
-void TraceAnalysis::on_event(const TraceEvent& ev) { current().on_event(ev); }
-void TraceAnalysis::on_other_events(std::string_view name, std::uint64_t count) { current().on_other_events(name, count); }
-void TraceAnalysis::on_lost_events(std::uint32_t cpu, std::uint64_t count) { current().on_lost_events(cpu, count); }
-
-void TraceAnalysis::finish(const ReadInfo& info, const std::string& place) {
-  if (!current_) on_buffer("");
-  auto listed = [&] {
-    std::string s;
-    for (const auto& n : names_) s += fmt::format("{}'{}'", s.empty() ? "" : ", ", n);
-    return s;
-  };
-  std::size_t with_events = 0, usable = 0;
-  for (const auto& a : analyses_) {
-    if (a->has_ipi_events()) ++with_events;
-    if (a->has_usable_events()) ++usable;
-  }
-  for (std::size_t i = 0; i < analyses_.size(); ++i) {
-    // Only the only buffer must have IPI events.
-    const bool must = with_events == 0 && analyses_.size() == 1;
-    if (!must && !analyses_[i]->has_ipi_events()) continue;
-    try {
-      analyses_[i]->finish(info, place, must || with_events == 0 || usable == 0);
-    } catch (const InputError& e) {
-      if (names_.size() > 1) throw InputError(e.place(), e.reason() + fmt::format(" (buffers in this trace: {})", listed()));
-      throw;
-    }
-  }
-  if (with_events == 0 && analyses_.size() > 1) {
-    // No buffer holds IPI events: the first buffer's error says what to record.
-    analyses_.front()->finish(info, place, true);
-  }
-}
-
-std::vector<std::pair<std::string, const IpiAnalysis*>> TraceAnalysis::buffers() const {
-  std::vector<std::pair<std::string, const IpiAnalysis*>> out;
-  for (std::size_t i = 0; i < analyses_.size(); ++i) {
-    if (!analyses_[i]->has_ipi_events() && analyses_.size() > 1) continue;
-    out.emplace_back(names_[i], analyses_[i].get());
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------- entry points
-
-namespace {
-
-// Feeds one IpiAnalysis from the single buffer that has IPI events.
-class SingleBufferSink : public EventSink {
- public:
-  SingleBufferSink(IpiAnalysis& a, std::string place) : a_(a), place_(std::move(place)) {}
-  void on_begin(std::uint32_t cpus) override { a_.on_begin(cpus); }
-  void on_buffer(std::string_view name) override {
-    current_ = std::string(name);
-    if (std::find(seen_.begin(), seen_.end(), current_) == seen_.end()) seen_.push_back(current_);
-  }
-  void on_event(const TraceEvent& ev) override {
-    if (!chosen_) chosen_ = current_;
-    if (*chosen_ != current_) {
-      std::string s;
-      for (const auto& n : seen_) s += fmt::format("{}'{}'", s.empty() ? "" : ", ", n);
-      throw InputError(place_, fmt::format("IPI events in several buffers ({}): name the one to read", s));
-    }
-    a_.on_event(ev);
-  }
-  void on_other_events(std::string_view name, std::uint64_t count) override {
-    others_.push_back({current_, std::string(name), count});
-  }
-  void on_lost_events(std::uint32_t cpu, std::uint64_t count) override {
-    if (!chosen_ || *chosen_ == current_) a_.on_lost_events(cpu, count);
-  }
-  /// Hands over the counts of the chosen buffer (the first if none had IPI events).
-  void flush() {
-    const std::string b = chosen_ ? *chosen_ : (seen_.empty() ? std::string() : seen_.front());
-    for (const auto& o : others_)
-      if (o.buffer == b) a_.on_other_events(o.name, o.count);
-  }
-
- private:
-  struct Other {
-    std::string buffer, name;
-    std::uint64_t count;
-  };
-  IpiAnalysis& a_;
-  std::string place_;
-  std::string current_;
-  std::optional<std::string> chosen_;
-  std::vector<std::string> seen_;
-  std::vector<Other> others_;
-};
-
-}  // namespace
-
-ReadInfo analyse_trace(const std::filesystem::path& path, TraceAnalysis& analysis,
-                       const std::optional<std::string>& buffer) {
-  const std::string place = path == "-" ? std::string("<stdin>") : path.string();
-  if (!buffer) {
-    const ReadInfo info = read_trace(path, analysis);
-    analysis.finish(info, place);
-    return info;
-  }
-  BufferFilter filter(analysis, *buffer);
-  const ReadInfo info = read_trace(path, filter);
-  filter.check(place);
-  try {
-    analysis.finish(info, place);
-  } catch (const InputError& e) {
-    throw InputError(e.place(), fmt::format("buffer '{}': {}", *buffer, e.reason()));
-  }
-  return info;
-}
-
-ReadInfo analyse_trace(const std::filesystem::path& path, IpiAnalysis& analysis) {
-  const std::string place = path == "-" ? std::string("<stdin>") : path.string();
-  SingleBufferSink sink(analysis, place);
-  const ReadInfo info = read_trace(path, sink);
-  sink.flush();
-  analysis.finish(info, place);
-  return info;
-}
-
-void for_each_ipi_send(const std::filesystem::path& path, const std::function<void(const IpiSend&)>& fn,
-                       const std::optional<std::string>& buffer) {
-  if (buffer) {
-    TraceAnalysis a({}, fn);
-    analyse_trace(path, a, buffer);
-    return;
-  }
-  IpiAnalysis a(fn);
-  analyse_trace(path, a);
-}
-
-void for_each_ipi_delivery(const std::filesystem::path& path, const std::function<void(const IpiDelivery&)>& fn,
-                           const std::optional<std::string>& buffer) {
-  if (buffer) {
-    TraceAnalysis a({}, {}, fn);
-    analyse_trace(path, a, buffer);
-    return;
-  }
-  IpiAnalysis a({}, fn);
-  analyse_trace(path, a);
-}
-
-std::vector<IpiSend> read_ipi_sends(const std::filesystem::path& path) {
-  std::vector<IpiSend> out;
-  for_each_ipi_send(path, [&](const IpiSend& s) { out.push_back(s); });
-  return out;
-}
 
 }  // namespace ipilab::trace
