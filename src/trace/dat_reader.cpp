@@ -329,6 +329,76 @@ class Decoder {
     return sym_cache_.emplace(addr, std::move(s)).first->second;
   }
 
+  // ipi_send_cpumask: the bitmap behind its __data_loc, in the kernel's longs.
+  void decode_cpumask(const Handler& h, std::uint32_t cpu, const unsigned char* data, int size, std::uint64_t where) {
+    TraceEvent& ev = ev_;
+    ev.type = EventType::IpiSendCpumask;
+    // __data_loc: 32 bits, offset in the low 16, length in the high 16 (kernel trace_events.h;
+    // "__rel_loc" variants are relative to the end of the field).
+    const auto loc = number(data, size, h.mask, cpu, where, "cpumask");
+    std::uint64_t off = loc & 0xffff;
+    const std::uint64_t len = (loc >> 16) & 0xffff;
+    if (off + len > static_cast<std::uint64_t>(size))
+      corrupt(cpu, where, "ipi_send_cpumask: cpumask lies outside the record (corrupt trace.dat?)");
+    if (!decode_cpumask_bitmap(data + off, static_cast<std::size_t>(len), mask_word_, big_endian_, ev.targets))
+      corrupt(cpu, where, "ipi_send_cpumask: CPU out of range");
+    ++info_.cpumask_forms[static_cast<std::size_t>(ev.targets.empty() ? CpumaskForm::Empty : CpumaskForm::HexWords)];
+    ev.callsite = symbol_with_offset(number(data, size, h.callsite, cpu, where, "callsite"));
+    ev.callback = symbol_with_offset(number(data, size, h.callback, cpu, where, "callback"));
+    ev.kind = send_kind(ev.callsite, ev.callback, EventType::IpiSendCpumask);
+  }
+
+  // ftrace print: the text written to trace_marker, up to its NUL, without the trailing newline.
+  void decode_marker(const Handler& h, std::uint32_t cpu, const unsigned char* data, int size, std::uint64_t where) {
+    TraceEvent& ev = ev_;
+    ev.type = EventType::Marker;
+    if (h.text.offset < 0 || h.text.offset > size) corrupt(cpu, where, "print: buf lies outside the record");
+    const char* b = reinterpret_cast<const char*>(data) + h.text.offset;
+    const auto room = static_cast<std::size_t>(size - h.text.offset);
+    const void* nul = std::memchr(b, '\0', room);
+    std::string_view t(b, nul ? static_cast<std::size_t>(static_cast<const char*>(nul) - b) : room);
+    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.remove_suffix(1);
+    ev.text = t;
+  }
+
+  // The Arm ipi_* events, whose reason is a kernel string: printed by libtraceevent, then decoded
+  // from that text. False: not an event to hand on (left out, or not ours).
+  bool decode_printed(const Handler& h, std::uint64_t ts, std::uint32_t cpu, const unsigned char* data, int size,
+                      std::uint64_t where) {
+    TraceEvent& ev = ev_;
+    tep_record rec{};
+    rec.ts = ts;
+    rec.cpu = static_cast<int>(cpu);
+    rec.data = const_cast<unsigned char*>(data);
+    rec.size = size;
+    trace_seq_reset(&seq_);
+    tep_print_event(tep_, &seq_, &rec, "%s", TEP_PRINT_INFO);
+    trace_seq_terminate(&seq_);
+    const std::string_view text(seq_.buffer, seq_.len);
+    std::string reason;
+    Decoded d = Decoded::Other;
+    try {
+      d = decode_text_fields(h.name, text, ev, &info_.cpumask_forms, &reason);
+    } catch (const InputError& e) {
+      corrupt(cpu, where, e.reason());
+    }
+    if (d == Decoded::Skipped) {
+      bool found = false;
+      for (auto& w : info_.warnings)
+        if (w.what == reason) ++w.count, found = true;
+      if (!found)
+        info_.warnings.push_back({reason, 1, fmt::format("{}: CPU {} record at data offset {}", place_, cpu, where),
+                                  std::string(text), {}});
+      ++other_counts_[static_cast<std::size_t>(h.event->id)];
+      return false;
+    }
+    if (d != Decoded::Ours) return false;
+    ev.name = h.name;
+    ev.ts_ns = ts;
+    ev.cpu = cpu;
+    return true;
+  }
+
   void decode(const Handler& h, std::uint64_t ts, std::uint32_t cpu, const unsigned char* data, int size,
               std::uint64_t where) {
     TraceEvent& ev = ev_;
@@ -353,23 +423,9 @@ class Decoder {
         ev.kind = send_kind(ev.callsite, ev.callback);
         break;
       }
-      case Decode::SendCpumask: {
-        ev.type = EventType::IpiSendCpumask;
-        // __data_loc: 32 bits, offset in the low 16, length in the high 16 (kernel trace_events.h;
-        // "__rel_loc" variants are relative to the end of the field).
-        const auto loc = number(data, size, h.mask, cpu, where, "cpumask");
-        std::uint64_t off = loc & 0xffff;
-        const std::uint64_t len = (loc >> 16) & 0xffff;
-        if (off + len > static_cast<std::uint64_t>(size))
-          corrupt(cpu, where, "ipi_send_cpumask: cpumask lies outside the record (corrupt trace.dat?)");
-        if (!decode_cpumask_bitmap(data + off, static_cast<std::size_t>(len), mask_word_, big_endian_, ev.targets))
-          corrupt(cpu, where, "ipi_send_cpumask: CPU out of range");
-        ++info_.cpumask_forms[static_cast<std::size_t>(ev.targets.empty() ? CpumaskForm::Empty : CpumaskForm::HexWords)];
-        ev.callsite = symbol_with_offset(number(data, size, h.callsite, cpu, where, "callsite"));
-        ev.callback = symbol_with_offset(number(data, size, h.callback, cpu, where, "callback"));
-        ev.kind = send_kind(ev.callsite, ev.callback, EventType::IpiSendCpumask);
+      case Decode::SendCpumask:
+        decode_cpumask(h, cpu, data, size, where);
         break;
-      }
       case Decode::CsdQueue: {
         ev.type = EventType::CsdQueueCpu;
         const auto t = number(data, size, h.cpu, cpu, where, "cpu");
@@ -402,50 +458,12 @@ class Decoder {
         ev.targets.push_back(static_cast<std::uint32_t>(t));
         break;
       }
-      case Decode::Marker: {
-        ev.type = EventType::Marker;
-        if (h.text.offset < 0 || h.text.offset > size) corrupt(cpu, where, "print: buf lies outside the record");
-        const char* b = reinterpret_cast<const char*>(data) + h.text.offset;
-        const auto room = static_cast<std::size_t>(size - h.text.offset);
-        const void* nul = std::memchr(b, '\0', room);
-        std::string_view t(b, nul ? static_cast<std::size_t>(static_cast<const char*>(nul) - b) : room);
-        while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.remove_suffix(1);
-        ev.text = t;
+      case Decode::Marker:
+        decode_marker(h, cpu, data, size, where);
         break;
-      }
-      case Decode::Printed: {
-        tep_record rec{};
-        rec.ts = ts;
-        rec.cpu = static_cast<int>(cpu);
-        rec.data = const_cast<unsigned char*>(data);
-        rec.size = size;
-        trace_seq_reset(&seq_);
-        tep_print_event(tep_, &seq_, &rec, "%s", TEP_PRINT_INFO);
-        trace_seq_terminate(&seq_);
-        const std::string_view text(seq_.buffer, seq_.len);
-        std::string reason;
-        Decoded d = Decoded::Other;
-        try {
-          d = decode_text_fields(h.name, text, ev, &info_.cpumask_forms, &reason);
-        } catch (const InputError& e) {
-          corrupt(cpu, where, e.reason());
-        }
-        if (d == Decoded::Skipped) {
-          bool found = false;
-          for (auto& w : info_.warnings)
-            if (w.what == reason) ++w.count, found = true;
-          if (!found)
-            info_.warnings.push_back({reason, 1, fmt::format("{}: CPU {} record at data offset {}", place_, cpu, where),
-                                      std::string(text), {}});
-          ++other_counts_[static_cast<std::size_t>(h.event->id)];
-          return;
-        }
-        if (d != Decoded::Ours) return;
-        ev.name = h.name;
-        ev.ts_ns = ts;
-        ev.cpu = cpu;
+      case Decode::Printed:
+        if (!decode_printed(h, ts, cpu, data, size, where)) return;
         break;
-      }
     }
     sink_.on_event(ev);
   }

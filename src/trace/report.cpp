@@ -50,17 +50,11 @@ std::string cpus_note(const IpiAnalysis& a, const ReadInfo& info) {
   return o.empty() ? o : " (" + o.substr(2) + ")";
 }
 
-}  // namespace
 
-nlohmann::json latency_json(const Histogram& h) {
-  return {{"count", h.count()},  {"min", h.min()},      {"p50", pct(h, 0.5)}, {"p90", pct(h, 0.9)},
-          {"p99", pct(h, 0.99)}, {"max", h.max()}, {"mean", h.mean()}};
-}
-
-nlohmann::json report_json(const IpiAnalysis& a, const ReadInfo& info, const std::string& file,
-                           const std::string& buffer) {
+// The summary, the CPU evidence, the event counts and the per-kind rows.
+void json_summary(nlohmann::json& j, const IpiAnalysis& a, const ReadInfo& info, const std::string& file,
+                  const std::string& buffer) {
   using nlohmann::json;
-  json j;
   j["file"] = file;
   j["format"] = std::string(format_name(info.format));
   j["buffer"] = buffer;
@@ -99,6 +93,11 @@ nlohmann::json report_json(const IpiAnalysis& a, const ReadInfo& info, const std
                                                {"latency_ns", latency_json(s.latency)},
                                                {"handler_ns", latency_json(s.handler)}};
   }
+}
+
+// Per callsite, per (source, target) pair, per target CPU.
+void json_breakdowns(nlohmann::json& j, const IpiAnalysis& a) {
+  using nlohmann::json;
   j["by_callsite"] = json::array();
   for (const CallsiteStats* c : a.callsites_by_count()) {
     j["by_callsite"].push_back(
@@ -135,6 +134,11 @@ nlohmann::json report_json(const IpiAnalysis& a, const ReadInfo& info, const std
                             {"callsites", cs},
                             {"arrivals", arr}});
   }
+}
+
+// The csd functions, the queued calls, the convention, the input and the notes.
+void json_calls_and_input(nlohmann::json& j, const IpiAnalysis& a, const ReadInfo& info) {
+  using nlohmann::json;
   j["csd_functions"] = json::array();
   for (const auto& [func, f] : a.csd_functions())
     j["csd_functions"].push_back({{"func", func},
@@ -166,35 +170,11 @@ nlohmann::json report_json(const IpiAnalysis& a, const ReadInfo& info, const std
                                {"kernel_long_size", info.kernel_long_size}, {"direct_decode", info.direct_decode}};
   j["statistics"] = kStatisticsNote;
   j["warnings"] = a.warnings();
-  return j;
 }
 
-nlohmann::json report_json(const TraceAnalysis& a, const ReadInfo& info, const std::string& file) {
-  const auto bufs = a.buffers();
-  if (bufs.size() == 1) return report_json(*bufs[0].second, info, file, bufs[0].first);
-  nlohmann::json j;
-  j["file"] = file;
-  j["format"] = std::string(format_name(info.format));
-  j["buffers"] = nlohmann::json::array();
-  for (const auto& [name, an] : bufs) j["buffers"].push_back(report_json(*an, info, file, name));
-  return j;
-}
-
-std::string report_text(const TraceAnalysis& a, const ReadInfo& info, const std::string& file) {
-  const auto bufs = a.buffers();
-  std::string o;
-  for (std::size_t i = 0; i < bufs.size(); ++i) {
-    if (i) o += "\n";
-    o += report_text(*bufs[i].second, info, file, bufs.size() > 1 || !bufs[i].first.empty() ? bufs[i].first : std::string());
-  }
-  if (bufs.size() > 1)
-    o += fmt::format("\n{} buffers hold IPI events; each is paired on its own.\n", bufs.size());
-  return o;
-}
-
-std::string report_text(const IpiAnalysis& a, const ReadInfo& info, const std::string& file,
-                        const std::string& buffer) {
-  std::string o;
+// The title line and the summary.
+void text_summary(std::string& o, const IpiAnalysis& a, const ReadInfo& info, const std::string& file,
+                  const std::string& buffer) {
   auto out = std::back_inserter(o);
   std::string how(format_name(info.format));
   if (info.compression != Compression::None) how += fmt::format(", {}-compressed", compression_name(info.compression));
@@ -229,6 +209,11 @@ std::string report_text(const IpiAnalysis& a, const ReadInfo& info, const std::s
   for (const auto& [name, n] : a.event_counts()) fmt::format_to(out, " {}={}", name, n);
   fmt::format_to(out, "\n\n");
 
+}
+
+// Per kind, per callsite, per (source, target) pair.
+void text_tables(std::string& o, const IpiAnalysis& a) {
+  auto out = std::back_inserter(o);
   fmt::format_to(out, "Per kind (latency = send -> handler entry; handler = entry -> exit; ns)\n");
   fmt::format_to(out, "  (one kind per IPI, send to arrival: sends = raised + coalesced + unm.send, arrivals = raised + "
                       "unm.arr)\n");
@@ -257,6 +242,11 @@ std::string report_text(const IpiAnalysis& a, const ReadInfo& info, const std::s
   for (const auto& [key, p] : a.pairs())
     fmt::format_to(out, "  {:>5} {:>5} {:>8} {:>8} {:>9} {:>8}\n", key.first, key.second, p.sends, p.matched,
                    p.coalesced, lat_cell(p.latency, 0.5));
+}
+
+// Per target CPU: who interrupts it.
+void text_targets(std::string& o, const IpiAnalysis& a) {
+  auto out = std::back_inserter(o);
   fmt::format_to(out, "\nPer target CPU: who interrupts it\n");
   for (const auto& [cpu, t] : a.targets()) {
     fmt::format_to(out, "  CPU {}: {} IPIs sent to it", cpu, t.sends_received);
@@ -282,6 +272,11 @@ std::string report_text(const IpiAnalysis& a, const ReadInfo& info, const std::s
       fmt::format_to(out, "\n");
     }
   }
+}
+
+// csd functions, queued calls by service, cpumask renderings and the notes.
+void text_calls_and_notes(std::string& o, const IpiAnalysis& a, const ReadInfo& info) {
+  auto out = std::back_inserter(o);
   if (!a.csd_functions().empty()) {
     fmt::format_to(out, "\ncsd functions (queue = csd_queue_cpu -> csd_function_entry; run = entry -> exit; ns)\n");
     fmt::format_to(out, "  {:<32} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8}\n", "func", "queued", "runs", "queue.p50",
@@ -320,6 +315,54 @@ std::string report_text(const IpiAnalysis& a, const ReadInfo& info, const std::s
   }
   fmt::format_to(out, "\nStatistics: {}.\n", kStatisticsNote);
   for (const auto& w : a.warnings()) fmt::format_to(out, "note: {}\n", w);
+}
+
+}  // namespace
+
+nlohmann::json latency_json(const Histogram& h) {
+  return {{"count", h.count()},  {"min", h.min()},      {"p50", pct(h, 0.5)}, {"p90", pct(h, 0.9)},
+          {"p99", pct(h, 0.99)}, {"max", h.max()}, {"mean", h.mean()}};
+}
+
+nlohmann::json report_json(const IpiAnalysis& a, const ReadInfo& info, const std::string& file,
+                           const std::string& buffer) {
+  nlohmann::json j;
+  json_summary(j, a, info, file, buffer);
+  json_breakdowns(j, a);
+  json_calls_and_input(j, a, info);
+  return j;
+}
+
+nlohmann::json report_json(const TraceAnalysis& a, const ReadInfo& info, const std::string& file) {
+  const auto bufs = a.buffers();
+  if (bufs.size() == 1) return report_json(*bufs[0].second, info, file, bufs[0].first);
+  nlohmann::json j;
+  j["file"] = file;
+  j["format"] = std::string(format_name(info.format));
+  j["buffers"] = nlohmann::json::array();
+  for (const auto& [name, an] : bufs) j["buffers"].push_back(report_json(*an, info, file, name));
+  return j;
+}
+
+std::string report_text(const TraceAnalysis& a, const ReadInfo& info, const std::string& file) {
+  const auto bufs = a.buffers();
+  std::string o;
+  for (std::size_t i = 0; i < bufs.size(); ++i) {
+    if (i) o += "\n";
+    o += report_text(*bufs[i].second, info, file, bufs.size() > 1 || !bufs[i].first.empty() ? bufs[i].first : std::string());
+  }
+  if (bufs.size() > 1)
+    o += fmt::format("\n{} buffers hold IPI events; each is paired on its own.\n", bufs.size());
+  return o;
+}
+
+std::string report_text(const IpiAnalysis& a, const ReadInfo& info, const std::string& file,
+                        const std::string& buffer) {
+  std::string o;
+  text_summary(o, a, info, file, buffer);
+  text_tables(o, a);
+  text_targets(o, a);
+  text_calls_and_notes(o, a, info);
   return o;
 }
 
