@@ -773,7 +773,7 @@ bool wanted_format(std::string_view sys, std::string_view name) { return find_tr
 // The event formats, kallsyms and printk formats of the file, from the documented layout: only the
 // formats ipilab decodes go through libtraceevent's parser (parsing every format of a trace-cmd
 // file costs more than decoding millions of events); the others keep their (id, name).
-TepPtr build_tep(const DatLayout& L, std::vector<std::pair<int, std::string>>& unparsed) {
+TepPtr build_tep(const DatLayout& L, std::vector<std::pair<int, std::string>>& unparsed, bool with_symbols = true) {
   TepPtr t(tep_alloc());
   if (!t) return nullptr;
   tep_set_file_bigendian(t.get(), L.big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
@@ -794,6 +794,7 @@ TepPtr build_tep(const DatLayout& L, std::vector<std::pair<int, std::string>>& u
       unparsed.emplace_back(id, std::string(name));
     }
   }
+  if (!with_symbols) return t;
   const std::string ksyms(reinterpret_cast<const char*>(L.kallsyms.data), L.kallsyms.size);
   if (!ksyms.empty()) tep_parse_kallsyms(t.get(), ksyms.c_str());
   const std::string printk(reinterpret_cast<const char*>(L.printk.data), L.printk.size);
@@ -819,10 +820,12 @@ static void parse_formats_in_child(const std::string& open_path, const DatLayout
       ::dup2(null_fd, 1);
       ::dup2(null_fd, 2);
     }
+    // Only what the read below will parse: the formats ipilab decodes (direct reading; kallsyms and
+    // printk formats are plain text scanned by sscanf), or everything libtracecmd opens.
     if (direct && L.metadata) {
       std::vector<std::pair<int, std::string>> unparsed;
-      TepPtr t = build_tep(L, unparsed);
-      (void)t;
+      TepPtr t = build_tep(L, unparsed, /*with_symbols=*/false);
+      if (t) ::_exit(0);  // else the read falls back to libtracecmd: parse what it will
     }
     tracecmd_input* h = tracecmd_open_head(open_path.c_str(), TRACECMD_FL_LOAD_NO_PLUGINS);
     (void)h;
