@@ -77,6 +77,12 @@ trace-cmd (v6/v7, its own compression or none, several buffers), the text of 'tr
 may be gzip-, zstd- or xz-compressed. Every rendering of a cpumask is recognised from the value
 (kernel hex words, libtraceevent CPU lists such as 0-3,8, old libtraceevent ARRAY[..] bytes); a
 value that fits none is left out and reported with its count and first line.
+What a real recording holds besides IPI events is read and counted, never fatal: ftrace's own events
+(print from trace_marker writes becomes a marker in --perfetto; bprint, function, kernel_stack...
+are skipped), ids without a format, the '=> function' lines of a -T (stacktrace) recording, and
+what trace-cmd prints on its standard error in a terminal paste ('CPU N is empty', 'version = N').
+The CPU set comes from the trace itself ('#P:N' is only the CPUs online when it was read). Every
+kind's row balances: sends = raised + coalesced + unmatched, arrivals = raised + unmatched.
 Events used: ipi:ipi_send_cpu, ipi:ipi_send_cpumask (Linux >= 6.4), csd:* (>= 6.5),
 sched:sched_wake_idle_without_ipi, irq_vectors:{reschedule,call_function,call_function_single,
 irq_work}_{entry,exit} (x86), ipi:ipi_raise/ipi_entry/ipi_exit (Arm). Record them with
@@ -128,9 +134,9 @@ void run_trace(const TraceArgs& args) {
   trace::TraceExports exports(args.events, rows, args.perfetto, fmt::format("ipilab trace {}", name));
   trace::TraceAnalysis::ObserverFactory factory;
   if (exports.any()) factory = [&](std::string_view b) { return exports.observer_for(b); };
-  trace::TraceAnalysis analysis(opt, args.buffer_given ? std::optional<std::string>(args.buffer) : std::nullopt, {}, {},
-                                factory);
-  const trace::ReadInfo info = trace::analyse_trace(args.file, analysis);
+  trace::TraceAnalysis analysis(opt, {}, {}, factory);
+  const trace::ReadInfo info = trace::analyse_trace(
+      args.file, analysis, args.buffer_given ? std::optional<std::string>(args.buffer) : std::nullopt);
   const auto buffers = analysis.buffers();
   if (!args.plot.empty()) {
     if (buffers.size() > 1)

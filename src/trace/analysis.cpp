@@ -6,56 +6,11 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "trace/buffer_filter.h"
+#include "trace/cpumask.h"
+#include "trace/tracepoints.h"
 
 namespace ipilab::trace {
-
-std::string_view outcome_name(SendOutcome o) {
-  switch (o) {
-    case SendOutcome::Raised: return "raised";
-    case SendOutcome::Coalesced: return "coalesced";
-    case SendOutcome::Unmatched: return "unmatched";
-    case SendOutcome::Expired: return "expired";
-  }
-  return "?";
-}
-
-std::string_view service_name(CallService s) {
-  switch (s) {
-    case CallService::Ipi: return "ipi";
-    case CallService::Coalesced: return "coalesced";
-    case CallService::PollingIdle: return "polling-idle";
-    case CallService::Local: return "local";
-    case CallService::Pending: return "pending";
-  }
-  return "?";
-}
-
-std::string_view convention_name(Convention c) {
-  switch (c) {
-    case Convention::Indistinct: return "indistinct";
-    case Convention::V6_5: return "v6.5+";
-    case Convention::V6_4: return "v6.4";
-    case Convention::Mixed: return "mixed";
-  }
-  return "?";
-}
-
-std::string convention_statement(Convention c) {
-  switch (c) {
-    case Convention::V6_5:
-      return "Linux >= 6.5 convention (csd:csd_queue_cpu present): every ipi_send_* is an IPI, queued calls are "
-             "csd_queue_cpu";
-    case Convention::V6_4:
-      return "Linux 6.4 convention (ipi_send_* with a queued function as callback, no csd events): those events are "
-             "queued calls, only ipi_send_* with a generic handler or NULL callback are IPIs";
-    case Convention::Mixed:
-      return "both conventions appear (ipi_send_* with queued functions as callback before csd events): each event "
-             "read by its own shape";
-    case Convention::Indistinct:
-      return "no event tells the Linux 6.4 and >= 6.5 conventions apart; both read this trace alike";
-  }
-  return "";
-}
 
 namespace {
 
@@ -161,12 +116,17 @@ struct IpiAnalysis::State {
   std::uint64_t first_ts = 0, last_ts = 0, events_with_ts = 0;
   std::uint64_t events_total = 0, lost_events = 0, lost_marks = 0;
   NameMap<std::uint64_t> counts;
-  std::map<std::string, std::uint64_t> event_counts;
+  std::map<std::string, std::uint64_t> event_counts, skipped_counts;
   NameMap<std::uint32_t> callsite_index;
   std::deque<CallsiteStats> callsites;  // stable addresses (views handed to the observer)
   std::uint64_t ipis_sent = 0, matched = 0, coalesced = 0, unmatched_sends = 0, expired = 0, overflow = 0;
   std::uint64_t unmatched_arrivals = 0, arrivals = 0, raises_merged = 0, send_ids = 0;
   std::array<KindStats, kIpiKindCount> kinds{};
+  // Sends of one kind (first index) served by an arrival of another (second): counted as the latter.
+  std::array<std::array<std::uint64_t, kIpiKindCount>, kIpiKindCount> kind_settled{};
+  std::uint64_t empty_sends = 0, markers = 0;
+  std::uint32_t max_event_cpu = 0;  // highest CPU an event was recorded on (+1), 0 = none
+  std::uint32_t cpus_evidence = 0;  // after finish: the CPUs the trace shows exist
   std::map<std::pair<std::uint32_t, std::uint32_t>, PairStats> pairs;
   std::map<std::uint32_t, TargetStats> targets;
   NameMap<std::uint32_t> func_index;
@@ -248,7 +208,6 @@ struct IpiAnalysis::State {
     const std::uint32_t cb = obs ? intern_func(ev.callback) : 0;
     for (const std::uint32_t t : ev.targets) {
       ++ipis_sent;
-      ++kinds[idx(ev.kind)].sends;
       ++callsites[cs].sends;
       ++pairs[{ev.cpu, t}].sends;
       TargetStats& ts = targets[t];
@@ -298,6 +257,7 @@ struct IpiAnalysis::State {
   void unmatched(const PendingSend& s, SendOutcome o, std::uint32_t dst = 0) {
     ++unmatched_sends;
     if (o == SendOutcome::Expired) ++expired;
+    ++kinds[idx(s.kind)].sends;
     ++kinds[idx(s.kind)].unmatched_sends;
     ++callsites[s.callsite].unmatched;
     if (obs) emit_ipi(s, dst, o, std::nullopt, IpiKind::Unknown, std::nullopt);
@@ -320,7 +280,8 @@ struct IpiAnalysis::State {
     Raise& r = g.last;
     ++r.coalesced;
     KindStats& k = kinds[idx(r.kind)];
-    ++matched, ++coalesced, ++k.matched, ++k.coalesced;
+    ++matched, ++coalesced, ++k.sends, ++k.matched, ++k.coalesced;
+    if (s.kind != r.kind) ++kind_settled[idx(s.kind)][idx(r.kind)];
     ++callsites[s.callsite].matched, ++callsites[s.callsite].coalesced;
     PairStats& pi = pairs[{s.src, target}];
     ++pi.matched, ++pi.coalesced;
@@ -336,7 +297,8 @@ struct IpiAnalysis::State {
     const PendingSend s = g.front();
     g.pop_front();
     KindStats& k = kinds[idx(arrival_kind)];
-    ++matched, ++k.matched;
+    ++matched, ++k.sends, ++k.matched, ++k.raised;
+    if (s.kind != arrival_kind) ++kind_settled[idx(s.kind)][idx(arrival_kind)];
     const auto lat = static_cast<std::int64_t>(ts >= s.ts ? ts - s.ts : 0);
     k.latency.record(lat);
     callsites[s.callsite].latency.record(lat);
@@ -486,12 +448,20 @@ struct IpiAnalysis::State {
     if (!c.has_csd || c.run_ns) finalize_call(slot, std::nullopt);
   }
 
-  // The trace ended with `src`'s batch open: its calls are pending.
+  // The trace ended with `src`'s batch open. A call whose function already ran was served without
+  // an IPI of its own (none followed before it ran): coalesced onto an earlier IPI to its target,
+  // or polling-idle (inferred) when the target's queue was empty, as close_batch decides; the
+  // others are pending.
   void pend_batch(std::uint32_t src) {
     CpuState& st = cpu_states[src];
     std::vector<std::uint32_t> batch;
     batch.swap(st.batch);
-    for (auto slot : batch) classify(slot, CallService::Pending, false);
+    for (auto slot : batch) {
+      const Call& c = calls[slot];
+      if (!c.run_ns) classify(slot, CallService::Pending, false);
+      else if (c.queue_was_empty && c.has_csd) classify(slot, CallService::PollingIdle, true);
+      else classify(slot, CallService::Coalesced, false);
+    }
   }
 
   // Closes `src`'s batch: `ipi_targets` got their own IPI, `wake_target` a polling-idle wakeup.
@@ -625,6 +595,135 @@ struct IpiAnalysis::State {
     }
   }
 
+  // The trace ended: waiting sends become unmatched (or coalesced, for the provisional ones), open
+  // batches are closed or pending, open handlers closed.
+  void end_of_trace() {
+    for (std::size_t c = 0; c < cpu_states.size(); ++c) {
+      auto& st = cpu_states[c];
+      if (!st.batch.empty() && last_ts > st.batch_first_ts + kBatchGapNs)
+        close_batch(static_cast<std::uint32_t>(c), nullptr, std::nullopt);
+      pend_batch(static_cast<std::uint32_t>(c));
+      for (auto& g : st.pending) {
+        // No entry came for the provisional ones: they were coalesced after all.
+        while (g.covered > 0) coalesce_front(g, static_cast<std::uint32_t>(c));
+        settle(g, static_cast<std::uint32_t>(c));
+        while (!g.empty()) {
+          unmatched(g.front(), SendOutcome::Unmatched, static_cast<std::uint32_t>(c));
+          g.pop_front();
+        }
+      }
+      for (int k = 0; k < kIpiKindCount; ++k) close_handler(static_cast<std::uint32_t>(c), static_cast<IpiKind>(k), std::nullopt);
+    }
+    // Calls classified but never seen running (their csd_function_entry is past the end).
+    for (std::uint32_t slot = 0; slot < calls.size(); ++slot)
+      if (!calls[slot].finalized && calls[slot].classified) finalize_call(slot, std::nullopt);
+  }
+
+  // Event counts by name: the other events, and ours by (type, kind).
+  void name_counts() {
+    for (const auto& [name, n] : counts) event_counts[name] = n, skipped_counts[name] = n;
+    for (std::size_t t = 0; t < type_counts.size(); ++t) {
+      const auto type = static_cast<EventType>(t);
+      if (type == EventType::VectorEntry || type == EventType::VectorExit) {
+        for (const Tracepoint& tp : tracepoints())  // irq_vectors rows: one name per (type, kind)
+          if (tp.type == type)
+            if (const auto n = type_counts[t][idx(tp.kind)]) event_counts[std::string(tp.name)] += n;
+      } else if (const auto n = type_counts[t][0]) {
+        event_counts[type_names[t]] += n;
+      }
+    }
+    for (const auto& [name, id] : func_index)
+      if (funcs[id].queued || funcs[id].runs) csd_funcs[name] = std::move(funcs[id]);
+  }
+
+  // The notes of finish(): what the reader reported, what the trace lacks, what was inferred.
+  void notes(const ReadInfo& info, bool any_send, const std::string& kernel_note,
+             const std::function<bool(std::string_view)>& absent) {
+    auto& W = warnings;
+    for (const auto& w : info.warnings)
+      W.push_back(fmt::format("{}: {} record(s), first at {}{}{}", w.what, w.count, w.first_place,
+                              w.first_value.empty() ? "" : " ('" + w.first_value.substr(0, 120) + "')",
+                              w.first_detail.empty() ? "" : ": " + w.first_detail));
+    if (!any_send)
+      W.push_back("no send events: enable ipi:ipi_send_cpu and ipi:ipi_send_cpumask (Linux >= 6.4; on Arm "
+                  "ipi:ipi_raise) to pair sends with arrivals." + kernel_note);
+    if (arrivals == 0)
+      W.push_back("no handler entry events: enable irq_vectors:{reschedule,call_function,call_function_single,"
+                  "irq_work}_entry/_exit (x86) or ipi:ipi_entry/ipi_exit (Arm); every send is unmatched.");
+    else if (exits == 0)
+      W.push_back("no handler exit events: enable the matching *_exit events to get handler times.");
+    if (csd_events == 0 && queued_call_sends == 0) {
+      W.push_back(std::string("no csd events: enable csd:csd_queue_cpu csd:csd_function_entry "
+                              "csd:csd_function_exit (Linux >= 6.5) for per-function csd statistics.") +
+                  (info.knows_kernel_formats && absent("csd:csd_queue_cpu") ? " The kernel that recorded this trace has no csd events."
+                                                                           : ""));
+    }
+    const ServiceStats& poll = services[static_cast<std::size_t>(CallService::PollingIdle)];
+    if (poll.inferred > 0)
+      W.push_back(fmt::format("{} queued call(s) found their target's queue empty and got no IPI: the kernel skips the IPI "
+                              "only for a polling-idle target, so they are counted polling-idle (inferred){}.",
+                              poll.inferred,
+                              seen_wake ? "; sched_wake_idle_without_ipi was recorded but not for them (lost events?)"
+                                          : "; record sched:sched_wake_idle_without_ipi to see it"));
+    if (queued_call_sends > 0 && !seen_wake && services[static_cast<std::size_t>(CallService::Coalesced)].count > 0)
+      W.push_back("Linux 6.4 convention without csd events: a queued call with no IPI of its own is counted coalesced; "
+                  "without sched:sched_wake_idle_without_ipi in the trace a polling-idle target looks the same.");
+    if (expired > 0)
+      W.push_back(fmt::format("{} send(s) waited longer than the pairing limit ({} ns) and are unmatched, not paired "
+                              "with a later arrival.",
+                              expired, opt.pair_limit_ns));
+    if (overflow > 0)
+      W.push_back(fmt::format("{} send(s) found more than {} sends waiting on one CPU for one kind: the oldest were "
+                              "counted unmatched.",
+                              overflow, kMaxWaiting));
+    if (lost_marks > 0)
+      W.push_back(fmt::format("the ring buffer lost events {} time(s) ({} events known lost): some sends or "
+                              "arrivals are missing, unmatched counts include them.",
+                              lost_marks, lost_events));
+    cpu_and_kind_notes();
+    if (queued_after_csd || queued_before_csd)
+      W.push_back("ipi_send_* events with a queued function as callback appear together with csd events: " +
+                  convention_statement(Convention::Mixed) + ".");
+  }
+
+  // The one line of a trace whose IPI events were all left out or sent nothing.
+  std::string nothing_usable(const ReadInfo& info) const {
+    std::uint64_t left_out = 0;
+    std::string first;
+    for (const auto& w : info.warnings)
+      if (w.what.find("left out") != std::string::npos) {
+        left_out += w.count;
+        if (first.empty()) first = fmt::format(" (first at {}: {})", w.first_place, w.what);
+      }
+    return fmt::format("nothing to pair: every IPI event of this trace sent nothing or was left out ({} send(s) with an "
+                       "empty cpumask, {} record(s) left out{})",
+                       empty_sends, left_out, first);
+  }
+
+  // Notes on sends to CPUs the trace shows no other sign of, on sends counted under their
+  // arrival's kind, and on empty sends.
+  void cpu_and_kind_notes() {
+    std::uint64_t beyond = 0;
+    std::vector<std::uint32_t> which;
+    for (const auto& [c, t] : targets)
+      if (c >= cpus_evidence && t.sends_received > 0) beyond += t.sends_received, which.push_back(c);
+    if (beyond > 0)
+      warnings.push_back(fmt::format(
+          "{} send(s) name {} that no event line, per-CPU buffer or CPU count of the trace shows (it shows CPUs "
+          "0-{}): kept and paired as recorded; if that CPU does not exist, the cpumask was misread",
+          beyond, describe_cpus(which), cpus_evidence == 0 ? 0 : cpus_evidence - 1));
+    for (int from = 0; from < kIpiKindCount; ++from)
+      for (int to = 0; to < kIpiKindCount; ++to)
+        if (const auto n = kind_settled[static_cast<std::size_t>(from)][static_cast<std::size_t>(to)])
+          warnings.push_back(fmt::format("{} {} send(s) were served by {} handler entries and are counted as {} (one "
+                                         "kind per IPI, from send to arrival)",
+                                         n, kind_name(static_cast<IpiKind>(from)), kind_name(static_cast<IpiKind>(to)),
+                                         kind_name(static_cast<IpiKind>(to))));
+    if (empty_sends > 0)
+      warnings.push_back(fmt::format("{} send event(s) with an empty cpumask: the kernel sent no IPI, not counted as sends",
+                                     empty_sends));
+  }
+
   void count_name(std::string_view name, std::uint64_t n) {
     auto it = counts.find(name);
     if (it == counts.end()) counts.emplace(std::string(name), n);
@@ -664,6 +763,7 @@ void IpiAnalysis::on_event(const TraceEvent& ev) {
     auto& n = S.type_counts[t][vec ? idx(ev.kind) : 0];
     if (n++ == 0 && !vec) S.type_names[t].assign(ev.name);
   }
+  S.max_event_cpu = std::max(S.max_event_cpu, ev.cpu + 1);
   if (S.events_with_ts == 0 || ev.ts_ns < S.first_ts) S.first_ts = ev.ts_ns;
   if (ev.ts_ns > S.last_ts || S.events_with_ts == 0) S.last_ts = ev.ts_ns;
   ++S.events_with_ts;
@@ -681,6 +781,10 @@ void IpiAnalysis::on_event(const TraceEvent& ev) {
         for (auto t : ev.targets) S.queue_call(ev, t, 0);
         break;
       }
+      if (ev.targets.empty()) {  // an empty cpumask: the kernel sends nothing
+        ++S.empty_sends;
+        break;
+      }
       st.last_send_targets = ev.targets;
       st.last_send_unraised = true;
       if (ev.kind == IpiKind::CallFunction || ev.kind == IpiKind::CallFunctionSingle)
@@ -689,6 +793,10 @@ void IpiAnalysis::on_event(const TraceEvent& ev) {
       break;
     }
     case EventType::IpiRaise:
+      if (ev.targets.empty()) {
+        ++S.empty_sends;
+        break;
+      }
       if (st.last_send_unraised && st.last_send_targets == ev.targets) {
         st.last_send_unraised = false;
         ++S.raises_merged;
@@ -729,10 +837,26 @@ void IpiAnalysis::on_event(const TraceEvent& ev) {
       if (S.obs) S.obs->on_wake_idle(ev.ts_ns, ev.cpu, t);
       break;
     }
+    case EventType::Marker:
+      ++S.markers;
+      if (S.obs) S.obs->on_marker(ev.ts_ns, ev.cpu, ev.text);
+      break;
   }
 }
 
 bool IpiAnalysis::has_ipi_events() const {
+  const State& S = *s_;
+  if (has_usable_events()) return true;
+  if (S.empty_sends > 0) return true;
+  // Records of an IPI tracepoint that a reader left out (counted as other events).
+  for (const auto& [name, n] : S.counts) {
+    const Tracepoint* t = find_tracepoint(name);
+    if (n > 0 && t && t->type != EventType::Marker) return true;
+  }
+  return false;
+}
+
+bool IpiAnalysis::has_usable_events() const {
   const State& S = *s_;
   return S.ipis_sent > 0 || S.raises_merged > 0 || S.arrivals > 0 || S.csd_events > 0 || S.wake_idle > 0 ||
          S.queued_call_sends > 0;
@@ -740,43 +864,9 @@ bool IpiAnalysis::has_ipi_events() const {
 
 void IpiAnalysis::finish(const ReadInfo& info, const std::string& place, bool require_events) {
   State& S = *s_;
-  for (std::size_t c = 0; c < S.cpu_states.size(); ++c) {
-    auto& st = S.cpu_states[c];
-    if (!st.batch.empty() && S.last_ts > st.batch_first_ts + kBatchGapNs)
-      S.close_batch(static_cast<std::uint32_t>(c), nullptr, std::nullopt);
-    S.pend_batch(static_cast<std::uint32_t>(c));
-    for (auto& g : st.pending) {
-      // No entry came for the provisional ones: they were coalesced after all.
-      while (g.covered > 0) S.coalesce_front(g, static_cast<std::uint32_t>(c));
-      S.settle(g, static_cast<std::uint32_t>(c));
-      while (!g.empty()) {
-        S.unmatched(g.front(), SendOutcome::Unmatched, static_cast<std::uint32_t>(c));
-        g.pop_front();
-      }
-    }
-    for (int k = 0; k < kIpiKindCount; ++k) S.close_handler(static_cast<std::uint32_t>(c), static_cast<IpiKind>(k), std::nullopt);
-  }
-  // Calls classified but never seen running (their csd_function_entry is past the end).
-  for (std::uint32_t slot = 0; slot < S.calls.size(); ++slot)
-    if (!S.calls[slot].finalized && S.calls[slot].classified) S.finalize_call(slot, std::nullopt);
-  for (const auto& [name, n] : S.counts) S.event_counts[name] = n;
-  static constexpr std::pair<IpiKind, const char*> kVectorBases[] = {{IpiKind::Reschedule, "reschedule"},
-                                                                     {IpiKind::CallFunction, "call_function"},
-                                                                     {IpiKind::CallFunctionSingle, "call_function_single"},
-                                                                     {IpiKind::IrqWork, "irq_work"}};
-  for (std::size_t t = 0; t < S.type_counts.size(); ++t) {
-    const auto type = static_cast<EventType>(t);
-    if (type == EventType::VectorEntry || type == EventType::VectorExit) {
-      for (const auto& [k, base] : kVectorBases)
-        if (const auto n = S.type_counts[t][idx(k)])
-          S.event_counts[fmt::format("{}_{}", base, type == EventType::VectorEntry ? "entry" : "exit")] += n;
-    } else if (const auto n = S.type_counts[t][0]) {
-      S.event_counts[S.type_names[t]] += n;
-    }
-  }
-  for (const auto& [name, id] : S.func_index)
-    if (S.funcs[id].queued || S.funcs[id].runs) S.csd_funcs[name] = std::move(S.funcs[id]);
-
+  S.cpus_evidence = std::max({S.header_cpus, info.header_cpus, info.cpus_seen, S.max_event_cpu});
+  S.end_of_trace();
+  S.name_counts();
   auto absent = [&](std::string_view ev) {
     return std::find(info.absent_in_kernel.begin(), info.absent_in_kernel.end(), ev) != info.absent_in_kernel.end();
   };
@@ -795,57 +885,18 @@ void IpiAnalysis::finish(const ReadInfo& info, const std::string& place, bool re
                      "'ipilab trace record' enables exactly these." +
                          kernel_note);
   }
-  auto& W = S.warnings;
-  for (const auto& w : info.warnings)
-    W.push_back(fmt::format("{}: {} record(s), first at {}{}{}", w.what, w.count, w.first_place,
-                            w.first_value.empty() ? "" : " ('" + w.first_value.substr(0, 120) + "')",
-                            w.first_detail.empty() ? "" : ": " + w.first_detail));
-  if (!any_send)
-    W.push_back("no send events: enable ipi:ipi_send_cpu and ipi:ipi_send_cpumask (Linux >= 6.4; on Arm "
-                "ipi:ipi_raise) to pair sends with arrivals." + kernel_note);
-  if (S.arrivals == 0)
-    W.push_back("no handler entry events: enable irq_vectors:{reschedule,call_function,call_function_single,"
-                "irq_work}_entry/_exit (x86) or ipi:ipi_entry/ipi_exit (Arm); every send is unmatched.");
-  else if (S.exits == 0)
-    W.push_back("no handler exit events: enable the matching *_exit events to get handler times.");
-  if (S.csd_events == 0 && S.queued_call_sends == 0) {
-    W.push_back(std::string("no csd events: enable csd:csd_queue_cpu csd:csd_function_entry "
-                            "csd:csd_function_exit (Linux >= 6.5) for per-function csd statistics.") +
-                (info.knows_kernel_formats && absent("csd:csd_queue_cpu") ? " The kernel that recorded this trace has no csd events."
-                                                                         : ""));
-  }
-  const ServiceStats& poll = S.services[static_cast<std::size_t>(CallService::PollingIdle)];
-  if (poll.inferred > 0)
-    W.push_back(fmt::format("{} queued call(s) found their target's queue empty and got no IPI: the kernel skips the IPI "
-                            "only for a polling-idle target, so they are counted polling-idle (inferred){}.",
-                            poll.inferred,
-                            S.seen_wake ? "; sched_wake_idle_without_ipi was recorded but not for them (lost events?)"
-                                        : "; record sched:sched_wake_idle_without_ipi to see it"));
-  if (S.queued_call_sends > 0 && !S.seen_wake && S.services[static_cast<std::size_t>(CallService::Coalesced)].count > 0)
-    W.push_back("Linux 6.4 convention without csd events: a queued call with no IPI of its own is counted coalesced; "
-                "without sched:sched_wake_idle_without_ipi in the trace a polling-idle target looks the same.");
-  if (S.expired > 0)
-    W.push_back(fmt::format("{} send(s) waited longer than the pairing limit ({} ns) and are unmatched, not paired "
-                            "with a later arrival.",
-                            S.expired, S.opt.pair_limit_ns));
-  if (S.overflow > 0)
-    W.push_back(fmt::format("{} send(s) found more than {} sends waiting on one CPU for one kind: the oldest were "
-                            "counted unmatched.",
-                            S.overflow, kMaxWaiting));
-  if (S.lost_marks > 0)
-    W.push_back(fmt::format("the ring buffer lost events {} time(s) ({} events known lost): some sends or "
-                            "arrivals are missing, unmatched counts include them.",
-                            S.lost_marks, S.lost_events));
-  if (S.queued_after_csd || S.queued_before_csd)
-    W.push_back("ipi_send_* events with a queued function as callback appear together with csd events: " +
-                convention_statement(Convention::Mixed) + ".");
+  if (require_events && !has_usable_events() && has_ipi_events()) throw InputError(place, S.nothing_usable(info));
+  S.notes(info, any_send, kernel_note, absent);
 }
 
 const AnalysisOptions& IpiAnalysis::options() const { return s_->opt; }
 std::uint32_t IpiAnalysis::cpus() const {
   const std::uint32_t seen = s_->any_cpu ? s_->max_cpu_seen + 1 : 0;
-  return std::max(s_->header_cpus, seen);
+  return std::max({s_->header_cpus, s_->cpus_evidence, seen});
 }
+std::uint32_t IpiAnalysis::cpus_evidence() const { return s_->cpus_evidence; }
+std::uint64_t IpiAnalysis::empty_sends() const { return s_->empty_sends; }
+std::uint64_t IpiAnalysis::markers() const { return s_->markers; }
 std::uint64_t IpiAnalysis::first_ts() const { return s_->first_ts; }
 std::uint64_t IpiAnalysis::last_ts() const { return s_->last_ts; }
 std::uint64_t IpiAnalysis::span_ns() const { return s_->events_with_ts ? s_->last_ts - s_->first_ts : 0; }
@@ -853,6 +904,7 @@ std::uint64_t IpiAnalysis::events_total() const { return s_->events_total; }
 std::uint64_t IpiAnalysis::lost_events() const { return s_->lost_events; }
 std::uint64_t IpiAnalysis::lost_event_marks() const { return s_->lost_marks; }
 const std::map<std::string, std::uint64_t>& IpiAnalysis::event_counts() const { return s_->event_counts; }
+const std::map<std::string, std::uint64_t>& IpiAnalysis::skipped_event_counts() const { return s_->skipped_counts; }
 std::uint64_t IpiAnalysis::ipis_sent() const { return s_->ipis_sent; }
 std::uint64_t IpiAnalysis::matched() const { return s_->matched; }
 std::uint64_t IpiAnalysis::coalesced() const { return s_->coalesced; }
@@ -885,188 +937,5 @@ const std::map<std::pair<std::uint32_t, std::uint32_t>, PairStats>& IpiAnalysis:
 const std::map<std::uint32_t, TargetStats>& IpiAnalysis::targets() const { return s_->targets; }
 const std::map<std::string, CsdFuncStats>& IpiAnalysis::csd_functions() const { return s_->csd_funcs; }
 const std::vector<std::string>& IpiAnalysis::warnings() const { return s_->warnings; }
-
-// ---------------------------------------------------------------- several buffers
-
-TraceAnalysis::TraceAnalysis(AnalysisOptions options, std::optional<std::string> only_buffer,
-                             IpiAnalysis::SendCallback on_send, IpiAnalysis::DeliveryCallback on_delivery,
-                             ObserverFactory observer_for)
-    : options_(options), only_(std::move(only_buffer)), on_send_(std::move(on_send)), on_delivery_(std::move(on_delivery)),
-      observer_for_(std::move(observer_for)) {}
-
-void TraceAnalysis::on_begin(std::uint32_t cpus) { cpus_ = cpus; }
-
-void TraceAnalysis::on_buffer(std::string_view name) {
-  for (std::size_t i = 0; i < names_.size(); ++i)
-    if (names_[i] == name) {
-      current_ = analyses_[i].get();
-      skipping_ = only_ && *only_ != name;
-      return;
-    }
-  names_.emplace_back(name);
-  AnalysisOptions o = options_;
-  const bool skip = only_ && *only_ != name;
-  if (observer_for_) o.observer = skip ? nullptr : observer_for_(name);
-  analyses_.push_back(std::make_unique<IpiAnalysis>(on_send_, on_delivery_, o));
-  analyses_.back()->on_begin(cpus_);
-  current_ = analyses_.back().get();
-  skipping_ = only_ && *only_ != name;
-}
-
-IpiAnalysis& TraceAnalysis::current() {
-  if (!current_) on_buffer("");
-  return *current_;
-}
-
-void TraceAnalysis::on_event(const TraceEvent& ev) {
-  IpiAnalysis& a = current();
-  if (!skipping_) a.on_event(ev);
-}
-void TraceAnalysis::on_other_events(std::string_view name, std::uint64_t count) {
-  IpiAnalysis& a = current();
-  if (!skipping_) a.on_other_events(name, count);
-}
-void TraceAnalysis::on_lost_events(std::uint32_t cpu, std::uint64_t count) {
-  IpiAnalysis& a = current();
-  if (!skipping_) a.on_lost_events(cpu, count);
-}
-
-void TraceAnalysis::finish(const ReadInfo& info, const std::string& place) {
-  if (!current_) on_buffer("");
-  auto listed = [&] {
-    std::string s;
-    for (const auto& n : names_) s += fmt::format("{}'{}'", s.empty() ? "" : ", ", n);
-    return s;
-  };
-  if (only_ && std::find(names_.begin(), names_.end(), *only_) == names_.end())
-    throw InputError("--buffer", fmt::format("'{}': {} has no such buffer (its buffers: {}; '' is the top level)", *only_,
-                                             place, listed()));
-  std::size_t with_events = 0;
-  for (std::size_t i = 0; i < analyses_.size(); ++i) {
-    if (only_ && names_[i] != *only_) continue;
-    if (analyses_[i]->has_ipi_events()) ++with_events;
-  }
-  for (std::size_t i = 0; i < analyses_.size(); ++i) {
-    if (only_ && names_[i] != *only_) continue;
-    // Only a buffer the user asked for, or the only one, must have IPI events.
-    const bool must = (only_ && names_[i] == *only_) || (with_events == 0 && analyses_.size() == 1);
-    if (!must && !analyses_[i]->has_ipi_events()) continue;
-    try {
-      analyses_[i]->finish(info, place, must || with_events == 0);
-    } catch (const InputError& e) {
-      if (names_.size() > 1 && !(only_ && names_[i] == *only_))
-        throw InputError(e.place(), e.reason() + fmt::format(" (buffers in this trace: {})", listed()));
-      if (only_) throw InputError(e.place(), fmt::format("buffer '{}': {}", *only_, e.reason()));
-      throw;
-    }
-  }
-  if (with_events == 0 && analyses_.size() > 1 && !only_) {
-    // No buffer holds IPI events: the first buffer's error says what to record.
-    analyses_.front()->finish(info, place, true);
-  }
-}
-
-std::vector<std::pair<std::string, const IpiAnalysis*>> TraceAnalysis::buffers() const {
-  std::vector<std::pair<std::string, const IpiAnalysis*>> out;
-  for (std::size_t i = 0; i < analyses_.size(); ++i) {
-    if (only_ && names_[i] != *only_) continue;
-    if (!analyses_[i]->has_ipi_events() && !(only_ && names_[i] == *only_)) continue;
-    out.emplace_back(names_[i], analyses_[i].get());
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------- entry points
-
-namespace {
-
-// Feeds one IpiAnalysis from the single buffer that has IPI events.
-class SingleBufferSink : public EventSink {
- public:
-  SingleBufferSink(IpiAnalysis& a, std::string place) : a_(a), place_(std::move(place)) {}
-  void on_begin(std::uint32_t cpus) override { a_.on_begin(cpus); }
-  void on_buffer(std::string_view name) override {
-    current_ = std::string(name);
-    if (std::find(seen_.begin(), seen_.end(), current_) == seen_.end()) seen_.push_back(current_);
-  }
-  void on_event(const TraceEvent& ev) override {
-    if (!chosen_) chosen_ = current_;
-    if (*chosen_ != current_) {
-      std::string s;
-      for (const auto& n : seen_) s += fmt::format("{}'{}'", s.empty() ? "" : ", ", n);
-      throw InputError(place_, fmt::format("IPI events in several buffers ({}): pick one (ipilab trace --buffer NAME)", s));
-    }
-    a_.on_event(ev);
-  }
-  void on_other_events(std::string_view name, std::uint64_t count) override {
-    others_.push_back({current_, std::string(name), count});
-  }
-  void on_lost_events(std::uint32_t cpu, std::uint64_t count) override {
-    if (!chosen_ || *chosen_ == current_) a_.on_lost_events(cpu, count);
-  }
-  /// Hands over the counts of the chosen buffer (the first if none had IPI events).
-  void flush() {
-    const std::string b = chosen_ ? *chosen_ : (seen_.empty() ? std::string() : seen_.front());
-    for (const auto& o : others_)
-      if (o.buffer == b) a_.on_other_events(o.name, o.count);
-  }
-
- private:
-  struct Other {
-    std::string buffer, name;
-    std::uint64_t count;
-  };
-  IpiAnalysis& a_;
-  std::string place_;
-  std::string current_;
-  std::optional<std::string> chosen_;
-  std::vector<std::string> seen_;
-  std::vector<Other> others_;
-};
-
-}  // namespace
-
-ReadInfo analyse_trace(const std::filesystem::path& path, TraceAnalysis& analysis) {
-  const ReadInfo info = read_trace(path, analysis);
-  analysis.finish(info, path == "-" ? std::string("<stdin>") : path.string());
-  return info;
-}
-
-ReadInfo analyse_trace(const std::filesystem::path& path, IpiAnalysis& analysis) {
-  const std::string place = path == "-" ? std::string("<stdin>") : path.string();
-  SingleBufferSink sink(analysis, place);
-  const ReadInfo info = read_trace(path, sink);
-  sink.flush();
-  analysis.finish(info, place);
-  return info;
-}
-
-void for_each_ipi_send(const std::filesystem::path& path, const std::function<void(const IpiSend&)>& fn,
-                       const std::optional<std::string>& buffer) {
-  if (buffer) {
-    TraceAnalysis a({}, buffer, fn);
-    analyse_trace(path, a);
-    return;
-  }
-  IpiAnalysis a(fn);
-  analyse_trace(path, a);
-}
-
-void for_each_ipi_delivery(const std::filesystem::path& path, const std::function<void(const IpiDelivery&)>& fn,
-                           const std::optional<std::string>& buffer) {
-  if (buffer) {
-    TraceAnalysis a({}, buffer, {}, fn);
-    analyse_trace(path, a);
-    return;
-  }
-  IpiAnalysis a({}, fn);
-  analyse_trace(path, a);
-}
-
-std::vector<IpiSend> read_ipi_sends(const std::filesystem::path& path) {
-  std::vector<IpiSend> out;
-  for_each_ipi_send(path, [&](const IpiSend& s) { out.push_back(s); });
-  return out;
-}
 
 }  // namespace ipilab::trace

@@ -52,7 +52,9 @@
 //     the target's queue was empty, the call is counted polling-idle *inferred* (the only other
 //     reason for no IPI) and a note says so;
 //   - local: csd_function_entry with csd=(nil) on the calling CPU: run locally, never queued;
-//   - pending: the trace ended within 1 ms of the call, before its batch was closed.
+//   - pending: the trace ended within 1 ms of the call, before its batch was closed, and before its
+//     function ran (a call whose function already ran got no IPI of its own: coalesced, or
+//     polling-idle inferred when the target's queue was empty, whenever the trace ends).
 //   A batch is closed by the CPU's next call-function ipi_send_* or sched_wake_idle_without_ipi, by a
 //   call queued from another callsite, or after 1 ms without either.
 //   None of these is an unmatched send. queue-to-run latency = csd_queue_cpu -> csd_function_entry
@@ -167,12 +169,19 @@ class AnalysisObserver {
   }
   /// sched_wake_idle_without_ipi: `src` woke polling-idle `dst` without an IPI.
   virtual void on_wake_idle(std::uint64_t ts, std::uint32_t src, std::uint32_t dst) { (void)ts, (void)src, (void)dst; }
+  /// A trace_marker write (ftrace print) on `cpu`.
+  virtual void on_marker(std::uint64_t ts, std::uint32_t cpu, std::string_view text) { (void)ts, (void)cpu, (void)text; }
 };
 
+/// One row per kind. An IPI has one kind from send to arrival: a send served by a handler entry is
+/// counted under the entry's kind (a send of unknown kind, or an arm64 single call-function send
+/// arriving as "Function call interrupts"), an unserved one under its own; so every row balances:
+/// sends = raised + coalesced + unmatched_sends and arrivals = raised + unmatched_arrivals.
 struct KindStats {
-  std::uint64_t sends = 0;               ///< sends whose own kind is this one
+  std::uint64_t sends = 0;               ///< sends whose IPI is of this kind (see above)
   std::uint64_t arrivals = 0;            ///< handler entries of this kind
-  std::uint64_t matched = 0;             ///< sends served by an entry of this kind (incl. coalesced)
+  std::uint64_t raised = 0;              ///< sends that raised an interrupt of this kind (one per entry served)
+  std::uint64_t matched = 0;             ///< sends served by an entry of this kind (raised + coalesced)
   std::uint64_t coalesced = 0;           ///< of matched: shared an entry with an earlier send
   std::uint64_t unmatched_sends = 0;     ///< sends of this kind never served (incl. expired)
   std::uint64_t unmatched_arrivals = 0;  ///< entries of this kind with no waiting send
@@ -249,12 +258,25 @@ class IpiAnalysis : public EventSink {
   /// warnings() for partial event sets and for what the reader reported.
   void finish(const ReadInfo& info, const std::string& place, bool require_events = true);
 
-  /// True when the buffer holds any IPI-related event (send, arrival, csd, wake).
+  /// True when the buffer holds any IPI-related event (send, arrival, csd, wake), also one that sent
+  /// nothing (an empty cpumask) or that the reader left out.
   bool has_ipi_events() const;
+  /// True when some IPI-related event of the buffer can be used (a send with a target, an arrival,
+  /// a csd or wake event). A buffer with IPI events but none usable ends in an InputError at finish
+  /// when it is the one analysed, saying so in one line.
+  bool has_usable_events() const;
 
   // ---- results (valid after finish) ----
   const AnalysisOptions& options() const;
-  std::uint32_t cpus() const;                         ///< header CPU count, or highest CPU seen + 1
+  /// CPUs: the largest of the trace's evidence (cpus_evidence) and the highest CPU a send names + 1.
+  std::uint32_t cpus() const;
+  /// The CPUs the trace itself shows exist: the largest of its CPU count (trace.dat, "cpus=N"), the
+  /// highest CPU with an event line or a per-CPU buffer + 1, and no less than "#P:N" (the CPUs online
+  /// when a tracefs `trace` file was read, not the highest CPU number). Sends naming a CPU beyond it
+  /// are kept and flagged in warnings().
+  std::uint32_t cpus_evidence() const;
+  std::uint64_t empty_sends() const;                  ///< send events with an empty cpumask (no IPI)
+  std::uint64_t markers() const;                      ///< ftrace print events (trace_marker writes)
   std::uint64_t first_ts() const;
   std::uint64_t last_ts() const;
   std::uint64_t span_ns() const;
@@ -262,6 +284,9 @@ class IpiAnalysis : public EventSink {
   std::uint64_t lost_events() const;
   std::uint64_t lost_event_marks() const;
   const std::map<std::string, std::uint64_t>& event_counts() const;
+  /// The events ipilab does not use (other tracepoints, ftrace's own function/bprint/kernel_stack...,
+  /// ids without a format) and the records of its own events that a reader left out, by name.
+  const std::map<std::string, std::uint64_t>& skipped_event_counts() const;
   std::uint64_t ipis_sent() const;
   std::uint64_t matched() const;
   std::uint64_t coalesced() const;
@@ -287,15 +312,18 @@ class IpiAnalysis : public EventSink {
   std::unique_ptr<State> s_;
 };
 
-/// Several ring buffers: one IpiAnalysis per buffer (sends pair only within their buffer).
+/// Several ring buffers: one IpiAnalysis per buffer (sends pair only within their buffer). To
+/// analyse one buffer alone, put a BufferFilter (buffer_filter.h) in front: analyse_trace does.
 class TraceAnalysis : public EventSink {
  public:
   using ObserverFactory = std::function<AnalysisObserver*(std::string_view buffer)>;
-  /// `only_buffer`: analyse that buffer alone (others are skipped); the name of the top level is "".
   /// `observer_for`, if given, supplies each buffer's observer (options.observer is then ignored).
-  explicit TraceAnalysis(AnalysisOptions options = {}, std::optional<std::string> only_buffer = std::nullopt,
-                         IpiAnalysis::SendCallback on_send = {}, IpiAnalysis::DeliveryCallback on_delivery = {},
-                         ObserverFactory observer_for = {});
+  explicit TraceAnalysis(AnalysisOptions options = {}, IpiAnalysis::SendCallback on_send = {},
+                         IpiAnalysis::DeliveryCallback on_delivery = {}, ObserverFactory observer_for = {});
+  /// The same, for callers that spelt out "no buffer chosen" as a second argument.
+  TraceAnalysis(AnalysisOptions options, std::nullopt_t, IpiAnalysis::SendCallback on_send = {},
+                IpiAnalysis::DeliveryCallback on_delivery = {}, ObserverFactory observer_for = {})
+      : TraceAnalysis(options, std::move(on_send), std::move(on_delivery), std::move(observer_for)) {}
 
   void on_begin(std::uint32_t cpus) override;
   void on_buffer(std::string_view name) override;
@@ -303,8 +331,8 @@ class TraceAnalysis : public EventSink {
   void on_other_events(std::string_view name, std::uint64_t count) override;
   void on_lost_events(std::uint32_t cpu, std::uint64_t count) override;
 
-  /// Ends every buffer. Throws InputError when no buffer (or not the one asked for) holds IPI events,
-  /// naming the buffers the file has.
+  /// Ends every buffer. Throws InputError when no buffer holds IPI events, naming the buffers the
+  /// file has.
   void finish(const ReadInfo& info, const std::string& place);
 
   /// Buffers with IPI events, in file order (after finish; all buffers before).
@@ -315,7 +343,6 @@ class TraceAnalysis : public EventSink {
  private:
   IpiAnalysis& current();
   AnalysisOptions options_;
-  std::optional<std::string> only_;
   IpiAnalysis::SendCallback on_send_;
   IpiAnalysis::DeliveryCallback on_delivery_;
   ObserverFactory observer_for_;
@@ -323,11 +350,13 @@ class TraceAnalysis : public EventSink {
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<IpiAnalysis>> analyses_;
   IpiAnalysis* current_ = nullptr;
-  bool skipping_ = false;
 };
 
-/// Reads and analyses a trace file (any supported format; "-" = stdin). Throws InputError for bad input.
-ReadInfo analyse_trace(const std::filesystem::path& path, TraceAnalysis& analysis);
+/// Reads and analyses a trace file (any supported format; "-" = stdin). `buffer`: analyse that
+/// ring buffer alone ("" = the top level; InputError if the trace has no such buffer). Throws
+/// InputError for bad input.
+ReadInfo analyse_trace(const std::filesystem::path& path, TraceAnalysis& analysis,
+                       const std::optional<std::string>& buffer = std::nullopt);
 /// One-buffer form: the trace must have a single buffer with IPI events, or `buffer` names one.
 ReadInfo analyse_trace(const std::filesystem::path& path, IpiAnalysis& analysis);
 

@@ -16,7 +16,7 @@ namespace {
 
 // Option ids of trace-cmd.dat.v7(5) (the same numbers in v6).
 constexpr int kOptDone = 0, kOptDate = 1, kOptBuffer = 3, kOptOffset = 7, kOptCpuCount = 8, kOptTimeShift = 12,
-              kOptTsc2Nsec = 14, kOptHeaderInfo = 16, kOptEventFormats = 18, kOptKallsyms = 19, kOptPrintk = 20,
+              kOptTsc2Nsec = 14, kOptHeaderInfo = 16, kOptFtraceEvents = 17, kOptEventFormats = 18, kOptKallsyms = 19, kOptPrintk = 20,
               kOptBufferText = 22;
 
 class Cursor {
@@ -147,9 +147,11 @@ void read_header_info(Cursor& c, DatLayout& L) {
   if (!c.literal(std::string_view("header_event\0", 13))) c.fail("expected 'header_event'");
   c.skip(c.number(8));
 }
-void read_ftrace_formats(Cursor& c) {
+// ftrace's own events (print, bprint, function, kernel_stack...): system "ftrace", as tracefs
+// lists them under events/ftrace/.
+void read_ftrace_formats(Cursor& c, DatLayout& L) {
   const auto ftrace = c.number(4);
-  for (std::uint64_t i = 0; i < ftrace; ++i) c.skip(c.number(8));
+  for (std::uint64_t i = 0; i < ftrace; ++i) L.formats.emplace_back("ftrace", blob(c, c.number(8)));
 }
 void read_event_formats(Cursor& c, DatLayout& L) {
   const auto systems = c.number(4);
@@ -162,7 +164,7 @@ void read_event_formats(Cursor& c, DatLayout& L) {
 
 void parse_v6(Cursor& c, DatLayout& L, const unsigned char* data, std::size_t size, const std::string& place) {
   read_header_info(c, L);
-  read_ftrace_formats(c);
+  read_ftrace_formats(c, L);
   read_event_formats(c, L);
   L.kallsyms = blob(c, c.number(4));
   L.printk = blob(c, c.number(4));
@@ -282,6 +284,7 @@ void parse_v7_options(std::uint64_t offset, DatLayout& L, const unsigned char* d
   for (const auto& [id, off] : sections) {
     Cursor c = section(off, id, L, data, size, place);
     if (id == kOptHeaderInfo) read_header_info(c, L), header = true;
+    else if (id == kOptFtraceEvents) read_ftrace_formats(c, L);
     else if (id == kOptEventFormats) read_event_formats(c, L), events = true;
     else if (id == kOptKallsyms) L.kallsyms = blob(c, c.number(4)), ksyms = true;
     else if (id == kOptPrintk) L.printk = blob(c, c.number(4)), printk = true;

@@ -31,6 +31,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <memory>
 #include <unordered_map>
 
@@ -47,6 +48,7 @@ extern "C" {
 #include "trace/dat_layout.h"
 #include "trace/reader.h"
 #include "trace/text_reader.h"
+#include "trace/tracepoints.h"
 
 // libtraceevent's documented override point (event-utils.h): every warning of libtraceevent and
 // libtracecmd goes through tep_vprint. While a trace.dat is being read on this thread, the messages
@@ -101,7 +103,7 @@ struct HandleCloser {
 using Handle = std::unique_ptr<tracecmd_input, HandleCloser>;
 
 enum class Decode : std::uint8_t {
-  SendCpu, SendCpumask, CsdQueue, CsdEntry, CsdExit, VecEntry, VecExit, WakeIdle, Printed
+  SendCpu, SendCpumask, CsdQueue, CsdEntry, CsdExit, VecEntry, VecExit, WakeIdle, Marker, Printed
 };
 
 struct Field {
@@ -113,7 +115,7 @@ struct Handler {
   IpiKind kind = IpiKind::Unknown;
   std::string_view name;
   tep_event* event = nullptr;
-  Field cpu, callsite, callback, csd, vector, mask;  // mask: the __data_loc word
+  Field cpu, callsite, callback, csd, vector, mask, text;  // mask: the __data_loc word; text: ftrace print's buf
 };
 
 // Decodes the records of one trace.dat (both reading paths).
@@ -132,35 +134,20 @@ class Decoder {
   Decoder(const Decoder&) = delete;
   Decoder& operator=(const Decoder&) = delete;
 
+  /// One handler per tracepoint of the table (tracepoints.h) whose format the file carries.
   void add_handlers() {
-    add("ipi", "ipi_send_cpu", Decode::SendCpu);
-    add("ipi", "ipi_send_cpumask", Decode::SendCpumask);
-    add("csd", "csd_queue_cpu", Decode::CsdQueue);
-    add("csd", "csd_function_entry", Decode::CsdEntry);
-    add("csd", "csd_function_exit", Decode::CsdExit);
-    add("ipi", "ipi_raise", Decode::Printed);
-    add("ipi", "ipi_entry", Decode::Printed);
-    add("ipi", "ipi_exit", Decode::Printed);
-    add("sched", "sched_wake_idle_without_ipi", Decode::WakeIdle, IpiKind::Unknown, /*report_absent=*/false);
-    static constexpr std::pair<const char*, IpiKind> kVectors[] = {
-        {"call_function", IpiKind::CallFunction},
-        {"call_function_single", IpiKind::CallFunctionSingle},
-        {"reschedule", IpiKind::Reschedule},
-        {"irq_work", IpiKind::IrqWork},
-    };
-    static const char* const kNames[] = {"call_function_entry", "call_function_exit", "call_function_single_entry",
-                                         "call_function_single_exit", "reschedule_entry", "reschedule_exit",
-                                         "irq_work_entry", "irq_work_exit"};
-    for (std::size_t i = 0; i < std::size(kVectors); ++i) {
-      add("irq_vectors", kNames[2 * i], Decode::VecEntry, kVectors[i].second);
-      add("irq_vectors", kNames[2 * i + 1], Decode::VecExit, kVectors[i].second);
-    }
+    for (const Tracepoint& t : tracepoints()) add(t);
   }
 
   /// Starts a buffer: counts of other events restart.
-  void begin_buffer() { other_counts_.assign(other_counts_.size(), 0); }
+  void begin_buffer() {
+    other_counts_.assign(other_counts_.size(), 0);
+    no_format_counts_.clear();
+  }
   /// Hands the counts of the other events to the sink.
   void end_buffer() {
+    for (const auto& [id, n] : no_format_counts_) sink_.on_other_events(fmt::format("event id {} (no format)", id), n);
+    no_format_counts_.clear();
     for (std::size_t id = 0; id < other_counts_.size(); ++id) {
       if (!other_counts_[id]) continue;
       tep_event* e = tep_find_event(tep_, static_cast<int>(id));
@@ -188,8 +175,9 @@ class Decoder {
         return;
       }
     }
-    // Every record of a sound file has the id of an event whose format the file carries.
-    corrupt(cpu, where, fmt::format("event id {} has no format in this file (corrupt event data)", id));
+    // An id whose format the file does not carry: trace-cmd report skips such a record too. It is
+    // counted under its id, with a warning naming the first place.
+    no_format(id, cpu, where);
   }
 
   /// Builds the id table (after add_handlers). `unparsed`: (id, name) of the events whose format
@@ -212,15 +200,49 @@ class Decoder {
   ReadInfo& info() { return info_; }
 
  private:
+  void no_format(unsigned id, std::uint32_t cpu, std::uint64_t where) {
+    auto [it, fresh] = no_format_counts_.try_emplace(id, 0);
+    ++it->second;
+    const std::string what = "event id with no format in this file (records skipped, as trace-cmd report skips them)";
+    for (auto& w : info_.warnings)
+      if (w.what == what) {
+        ++w.count;
+        return;
+      }
+    (void)fresh;
+    info_.warnings.push_back({what, 1, fmt::format("{}: CPU {} record at data offset {}", place_, cpu, where),
+                              fmt::format("id {}", id), {}});
+  }
+
   static constexpr int kOther = -1, kNone = -2;
 
-  void add(const char* sys, const char* name, Decode d, IpiKind kind = IpiKind::Unknown, bool report_absent = true) {
-    tep_event* e = tep_find_event_by_name(tep_, sys, name);
+  static Decode decode_of(EventType t) {
+    switch (t) {
+      case EventType::IpiSendCpu: return Decode::SendCpu;
+      case EventType::IpiSendCpumask: return Decode::SendCpumask;
+      case EventType::CsdQueueCpu: return Decode::CsdQueue;
+      case EventType::CsdFunctionEntry: return Decode::CsdEntry;
+      case EventType::CsdFunctionExit: return Decode::CsdExit;
+      case EventType::VectorEntry: return Decode::VecEntry;
+      case EventType::VectorExit: return Decode::VecExit;
+      case EventType::WakeIdleNoIpi: return Decode::WakeIdle;
+      case EventType::Marker: return Decode::Marker;
+      case EventType::IpiRaise:
+      case EventType::IpiEntry:
+      case EventType::IpiExit: return Decode::Printed;  // the reason is a kernel string: printed
+    }
+    return Decode::Printed;
+  }
+
+  void add(const Tracepoint& t) {
+    const std::string sys(t.system), name(t.name);
+    tep_event* e = tep_find_event_by_name(tep_, sys.c_str(), name.c_str());
     if (!e) {
-      if (report_absent) info_.absent_in_kernel.push_back(fmt::format("{}:{}", sys, name));
+      if (t.report_absent) info_.absent_in_kernel.push_back(qualified_name(t));
       return;
     }
-    Handler h{d, kind, name, e, {}, {}, {}, {}, {}, {}};
+    const Decode d = decode_of(t.type);
+    Handler h{d, t.kind, t.name, e, {}, {}, {}, {}, {}, {}, {}};
     auto field = [&](const char* f) -> Field {
       tep_format_field* ff = tep_find_field(e, f);
       if (!ff) throw InputError(place_, fmt::format("event {}:{} has no field '{}' in this trace.dat", sys, name, f));
@@ -246,6 +268,9 @@ class Decoder {
         break;
       case Decode::WakeIdle:
         h.cpu = field("cpu");
+        break;
+      case Decode::Marker:
+        h.text = field("buf");
         break;
       case Decode::Printed:
         break;
@@ -304,6 +329,76 @@ class Decoder {
     return sym_cache_.emplace(addr, std::move(s)).first->second;
   }
 
+  // ipi_send_cpumask: the bitmap behind its __data_loc, in the kernel's longs.
+  void decode_cpumask(const Handler& h, std::uint32_t cpu, const unsigned char* data, int size, std::uint64_t where) {
+    TraceEvent& ev = ev_;
+    ev.type = EventType::IpiSendCpumask;
+    // __data_loc: 32 bits, offset in the low 16, length in the high 16 (kernel trace_events.h;
+    // "__rel_loc" variants are relative to the end of the field).
+    const auto loc = number(data, size, h.mask, cpu, where, "cpumask");
+    std::uint64_t off = loc & 0xffff;
+    const std::uint64_t len = (loc >> 16) & 0xffff;
+    if (off + len > static_cast<std::uint64_t>(size))
+      corrupt(cpu, where, "ipi_send_cpumask: cpumask lies outside the record (corrupt trace.dat?)");
+    if (!decode_cpumask_bitmap(data + off, static_cast<std::size_t>(len), mask_word_, big_endian_, ev.targets))
+      corrupt(cpu, where, "ipi_send_cpumask: CPU out of range");
+    ++info_.cpumask_forms[static_cast<std::size_t>(ev.targets.empty() ? CpumaskForm::Empty : CpumaskForm::HexWords)];
+    ev.callsite = symbol_with_offset(number(data, size, h.callsite, cpu, where, "callsite"));
+    ev.callback = symbol_with_offset(number(data, size, h.callback, cpu, where, "callback"));
+    ev.kind = send_kind(ev.callsite, ev.callback, EventType::IpiSendCpumask);
+  }
+
+  // ftrace print: the text written to trace_marker, up to its NUL, without the trailing newline.
+  void decode_marker(const Handler& h, std::uint32_t cpu, const unsigned char* data, int size, std::uint64_t where) {
+    TraceEvent& ev = ev_;
+    ev.type = EventType::Marker;
+    if (h.text.offset < 0 || h.text.offset > size) corrupt(cpu, where, "print: buf lies outside the record");
+    const char* b = reinterpret_cast<const char*>(data) + h.text.offset;
+    const auto room = static_cast<std::size_t>(size - h.text.offset);
+    const void* nul = std::memchr(b, '\0', room);
+    std::string_view t(b, nul ? static_cast<std::size_t>(static_cast<const char*>(nul) - b) : room);
+    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.remove_suffix(1);
+    ev.text = t;
+  }
+
+  // The Arm ipi_* events, whose reason is a kernel string: printed by libtraceevent, then decoded
+  // from that text. False: not an event to hand on (left out, or not ours).
+  bool decode_printed(const Handler& h, std::uint64_t ts, std::uint32_t cpu, const unsigned char* data, int size,
+                      std::uint64_t where) {
+    TraceEvent& ev = ev_;
+    tep_record rec{};
+    rec.ts = ts;
+    rec.cpu = static_cast<int>(cpu);
+    rec.data = const_cast<unsigned char*>(data);
+    rec.size = size;
+    trace_seq_reset(&seq_);
+    tep_print_event(tep_, &seq_, &rec, "%s", TEP_PRINT_INFO);
+    trace_seq_terminate(&seq_);
+    const std::string_view text(seq_.buffer, seq_.len);
+    std::string reason;
+    Decoded d = Decoded::Other;
+    try {
+      d = decode_text_fields(h.name, text, ev, &info_.cpumask_forms, &reason);
+    } catch (const InputError& e) {
+      corrupt(cpu, where, e.reason());
+    }
+    if (d == Decoded::Skipped) {
+      bool found = false;
+      for (auto& w : info_.warnings)
+        if (w.what == reason) ++w.count, found = true;
+      if (!found)
+        info_.warnings.push_back({reason, 1, fmt::format("{}: CPU {} record at data offset {}", place_, cpu, where),
+                                  std::string(text), {}});
+      ++other_counts_[static_cast<std::size_t>(h.event->id)];
+      return false;
+    }
+    if (d != Decoded::Ours) return false;
+    ev.name = h.name;
+    ev.ts_ns = ts;
+    ev.cpu = cpu;
+    return true;
+  }
+
   void decode(const Handler& h, std::uint64_t ts, std::uint32_t cpu, const unsigned char* data, int size,
               std::uint64_t where) {
     TraceEvent& ev = ev_;
@@ -315,6 +410,7 @@ class Decoder {
     ev.callback = {};
     ev.csd = 0;
     ev.vector = -1;
+    ev.text = {};
     ev.kind = h.kind;
     switch (h.decode) {
       case Decode::SendCpu: {
@@ -327,23 +423,9 @@ class Decoder {
         ev.kind = send_kind(ev.callsite, ev.callback);
         break;
       }
-      case Decode::SendCpumask: {
-        ev.type = EventType::IpiSendCpumask;
-        // __data_loc: 32 bits, offset in the low 16, length in the high 16 (kernel trace_events.h;
-        // "__rel_loc" variants are relative to the end of the field).
-        const auto loc = number(data, size, h.mask, cpu, where, "cpumask");
-        std::uint64_t off = loc & 0xffff;
-        const std::uint64_t len = (loc >> 16) & 0xffff;
-        if (off + len > static_cast<std::uint64_t>(size))
-          corrupt(cpu, where, "ipi_send_cpumask: cpumask lies outside the record (corrupt trace.dat?)");
-        if (!decode_cpumask_bitmap(data + off, static_cast<std::size_t>(len), mask_word_, big_endian_, ev.targets))
-          corrupt(cpu, where, "ipi_send_cpumask: CPU out of range");
-        ++info_.cpumask_forms[static_cast<std::size_t>(ev.targets.empty() ? CpumaskForm::Empty : CpumaskForm::HexWords)];
-        ev.callsite = symbol_with_offset(number(data, size, h.callsite, cpu, where, "callsite"));
-        ev.callback = symbol_with_offset(number(data, size, h.callback, cpu, where, "callback"));
-        ev.kind = send_kind(ev.callsite, ev.callback);
+      case Decode::SendCpumask:
+        decode_cpumask(h, cpu, data, size, where);
         break;
-      }
       case Decode::CsdQueue: {
         ev.type = EventType::CsdQueueCpu;
         const auto t = number(data, size, h.cpu, cpu, where, "cpu");
@@ -376,39 +458,12 @@ class Decoder {
         ev.targets.push_back(static_cast<std::uint32_t>(t));
         break;
       }
-      case Decode::Printed: {
-        tep_record rec{};
-        rec.ts = ts;
-        rec.cpu = static_cast<int>(cpu);
-        rec.data = const_cast<unsigned char*>(data);
-        rec.size = size;
-        trace_seq_reset(&seq_);
-        tep_print_event(tep_, &seq_, &rec, "%s", TEP_PRINT_INFO);
-        trace_seq_terminate(&seq_);
-        const std::string_view text(seq_.buffer, seq_.len);
-        std::string reason;
-        Decoded d = Decoded::Other;
-        try {
-          d = decode_text_fields(h.name, text, ev, &info_.cpumask_forms, &reason);
-        } catch (const InputError& e) {
-          corrupt(cpu, where, e.reason());
-        }
-        if (d == Decoded::Skipped) {
-          bool found = false;
-          for (auto& w : info_.warnings)
-            if (w.what == reason) ++w.count, found = true;
-          if (!found)
-            info_.warnings.push_back({reason, 1, fmt::format("{}: CPU {} record at data offset {}", place_, cpu, where),
-                                      std::string(text), {}});
-          ++other_counts_[static_cast<std::size_t>(h.event->id)];
-          return;
-        }
-        if (d != Decoded::Ours) return;
-        ev.name = h.name;
-        ev.ts_ns = ts;
-        ev.cpu = cpu;
+      case Decode::Marker:
+        decode_marker(h, cpu, data, size, where);
         break;
-      }
+      case Decode::Printed:
+        if (!decode_printed(h, ts, cpu, data, size, where)) return;
+        break;
     }
     sink_.on_event(ev);
   }
@@ -423,6 +478,7 @@ class Decoder {
   std::vector<int> table_;
   std::vector<std::uint64_t> other_counts_;
   std::vector<std::string> other_names_;
+  std::map<unsigned, std::uint64_t> no_format_counts_;
   std::unordered_map<std::uint64_t, std::string> sym_offset_cache_, sym_cache_;
   TraceEvent ev_;
   trace_seq seq_{};
@@ -711,18 +767,13 @@ bool format_name_id(std::string_view text, std::string_view& name, int& id) {
   return !name.empty() && id >= 0;
 }
 
-bool wanted_format(std::string_view sys, std::string_view name) {
-  if (sys == "ipi" || sys == "csd") return true;
-  if (sys == "sched") return name == "sched_wake_idle_without_ipi";
-  if (sys == "irq_vectors")
-    return name.starts_with("reschedule_") || name.starts_with("call_function") || name.starts_with("irq_work_");
-  return false;
-}
+// The formats handed to libtraceevent's parser: those of the tracepoint table.
+bool wanted_format(std::string_view sys, std::string_view name) { return find_tracepoint(name, sys) != nullptr; }
 
 // The event formats, kallsyms and printk formats of the file, from the documented layout: only the
 // formats ipilab decodes go through libtraceevent's parser (parsing every format of a trace-cmd
 // file costs more than decoding millions of events); the others keep their (id, name).
-TepPtr build_tep(const DatLayout& L, std::vector<std::pair<int, std::string>>& unparsed) {
+TepPtr build_tep(const DatLayout& L, std::vector<std::pair<int, std::string>>& unparsed, bool with_symbols = true) {
   TepPtr t(tep_alloc());
   if (!t) return nullptr;
   tep_set_file_bigendian(t.get(), L.big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
@@ -743,6 +794,7 @@ TepPtr build_tep(const DatLayout& L, std::vector<std::pair<int, std::string>>& u
       unparsed.emplace_back(id, std::string(name));
     }
   }
+  if (!with_symbols) return t;
   const std::string ksyms(reinterpret_cast<const char*>(L.kallsyms.data), L.kallsyms.size);
   if (!ksyms.empty()) tep_parse_kallsyms(t.get(), ksyms.c_str());
   const std::string printk(reinterpret_cast<const char*>(L.printk.data), L.printk.size);
@@ -768,10 +820,12 @@ static void parse_formats_in_child(const std::string& open_path, const DatLayout
       ::dup2(null_fd, 1);
       ::dup2(null_fd, 2);
     }
+    // Only what the read below will parse: the formats ipilab decodes (direct reading; kallsyms and
+    // printk formats are plain text scanned by sscanf), or everything libtracecmd opens.
     if (direct && L.metadata) {
       std::vector<std::pair<int, std::string>> unparsed;
-      TepPtr t = build_tep(L, unparsed);
-      (void)t;
+      TepPtr t = build_tep(L, unparsed, /*with_symbols=*/false);
+      if (t) ::_exit(0);  // else the read falls back to libtracecmd: parse what it will
     }
     tracecmd_input* h = tracecmd_open_head(open_path.c_str(), TRACECMD_FL_LOAD_NO_PLUGINS);
     (void)h;
@@ -816,7 +870,11 @@ ReadInfo read_dat_trace(const std::filesystem::path& path, EventSink& sink, int 
   info.dat_compression = L.compression;
   info.big_endian = L.big_endian;
   info.long_size = L.long_size;
-  for (const auto& b : L.buffers) info.buffers.push_back(b.name);
+  for (const auto& b : L.buffers) {
+    info.buffers.push_back(b.name);
+    for (const auto& d : b.cpus) info.cpus_seen = std::max(info.cpus_seen, d.cpu + 1);
+  }
+  info.header_cpus = L.cpus;
 
   CaptureGuard capture;
   const bool direct = L.timestamp_options.empty() && (L.compression == "none" || L.compression == "zstd" ||

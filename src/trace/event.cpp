@@ -36,8 +36,9 @@ IpiKind kind_from_callback(std::string_view callback) {
   return IpiKind::Unknown;
 }
 
-IpiKind send_kind(std::string_view callsite, std::string_view callback) {
+IpiKind send_kind(std::string_view callsite, std::string_view callback, EventType type) {
   const IpiKind k = kind_from_callback(callback);
+  if (k == IpiKind::CallFunctionSingle && type == EventType::IpiSendCpumask) return IpiKind::CallFunction;
   if (k != IpiKind::Unknown) return k;
   if (starts_with(callsite, "irq_work_queue") || starts_with(callsite, "irq_work_raise")) return IpiKind::IrqWork;
   return IpiKind::Unknown;

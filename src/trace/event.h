@@ -28,6 +28,23 @@ namespace ipilab::trace {
 /// vector (irq_vectors:<kind>_entry); on Arm it is the reason string of ipi_entry ("Rescheduling
 /// interrupts"). The readers report the first kIpiKindCount kinds (Reschedule .. Unknown).
 using IpiKind = ipilab::IpiKind;
+
+/// The event types ipilab understands (tracepoints.h lists the tracepoint of each). Everything else
+/// in a trace is counted and skipped.
+enum class EventType : std::uint8_t {
+  IpiSendCpu,        ///< ipi:ipi_send_cpu — targets = {cpu}
+  IpiSendCpumask,    ///< ipi:ipi_send_cpumask — targets = the cpumask's CPUs
+  IpiRaise,          ///< ipi:ipi_raise (Arm) — targets = target_mask, kind from the reason
+  IpiEntry,          ///< ipi:ipi_entry (Arm) — kind from the reason
+  IpiExit,           ///< ipi:ipi_exit (Arm)
+  VectorEntry,       ///< irq_vectors:<kind>_entry (x86) — kind from the name, `vector` set
+  VectorExit,        ///< irq_vectors:<kind>_exit (x86)
+  CsdQueueCpu,       ///< csd:csd_queue_cpu — targets = {cpu}, callback = func
+  CsdFunctionEntry,  ///< csd:csd_function_entry — callback = func
+  CsdFunctionExit,   ///< csd:csd_function_exit — callback = func
+  WakeIdleNoIpi,     ///< sched:sched_wake_idle_without_ipi — targets = {cpu}
+  Marker,            ///< ftrace:print (a trace_marker write) — text = what was written
+};
 inline constexpr int kIpiKindCount = 7;
 
 /// Stable lower-case names used in reports and JSON: "reschedule", "call-function",
@@ -43,8 +60,13 @@ IpiKind kind_from_callback(std::string_view callback);
 /// The kind a send asks for: kind_from_callback, and when that is Unknown, IrqWork for a callsite in
 /// irq_work_queue*/irq_work_raise* (Linux 6.4+ traces the irq_work self-IPI through ipi_send_cpu with
 /// the irq_work function as callback, e.g. "callsite=irq_work_queue+0x29 callback=rb_wake_up_waiters+0x0",
-/// seen on 6.18), else Unknown.
-IpiKind send_kind(std::string_view callsite, std::string_view callback);
+/// seen on 6.18), else Unknown. An ipi_send_cpumask (`type`) with the call-function handler as callback
+/// is CallFunction: kernel/smp.c's send_call_function_ipi_mask() traces the mask with
+/// generic_smp_call_function_single_interrupt (include/linux/smp.h makes
+/// generic_smp_call_function_interrupt the same function) and then raises the multi-target IPI,
+/// arch_send_call_function_ipi_mask (x86 CALL_FUNCTION_VECTOR, arm64 IPI_CALL_FUNC), which arrives as
+/// call_function_entry; a single target goes through ipi_send_cpu (send_call_function_single_ipi).
+IpiKind send_kind(std::string_view callsite, std::string_view callback, EventType type = EventType::IpiSendCpu);
 
 /// The kind of an Arm ipi_raise/ipi_entry/ipi_exit reason string (arch/arm64/kernel/smp.c ipi_types[]).
 IpiKind kind_from_arm_reason(std::string_view reason);
@@ -52,21 +74,6 @@ IpiKind kind_from_arm_reason(std::string_view reason);
 /// The kind of an x86 irq_vectors event name without its _entry/_exit suffix ("call_function_single"),
 /// or nullopt for vectors that are not IPIs (local_timer, error_apic...).
 std::optional<IpiKind> kind_from_vector_event(std::string_view base_name);
-
-/// The event types ipilab understands. Everything else in a trace is counted and skipped.
-enum class EventType : std::uint8_t {
-  IpiSendCpu,        ///< ipi:ipi_send_cpu — targets = {cpu}
-  IpiSendCpumask,    ///< ipi:ipi_send_cpumask — targets = the cpumask's CPUs
-  IpiRaise,          ///< ipi:ipi_raise (Arm) — targets = target_mask, kind from the reason
-  IpiEntry,          ///< ipi:ipi_entry (Arm) — kind from the reason
-  IpiExit,           ///< ipi:ipi_exit (Arm)
-  VectorEntry,       ///< irq_vectors:<kind>_entry (x86) — kind from the name, `vector` set
-  VectorExit,        ///< irq_vectors:<kind>_exit (x86)
-  CsdQueueCpu,       ///< csd:csd_queue_cpu — targets = {cpu}, callback = func
-  CsdFunctionEntry,  ///< csd:csd_function_entry — callback = func
-  CsdFunctionExit,   ///< csd:csd_function_exit — callback = func
-  WakeIdleNoIpi,     ///< sched:sched_wake_idle_without_ipi — targets = {cpu}
-};
 
 /// One normalised event. `cpu` is the CPU the event was recorded on (the sender for sends, the
 /// target for entries/exits). `ts_ns` is the trace clock in nanoseconds (text with fewer than 9
@@ -82,6 +89,7 @@ struct TraceEvent {
   std::string_view callback;             ///< normalised callback / csd func ("0x0" when NULL)
   std::uint64_t csd = 0;                 ///< csd address (csd events); 0 for "(nil)"
   int vector = -1;                       ///< x86 vector number, -1 if not given
+  std::string_view text;                 ///< Marker: the text written to trace_marker (no trailing newline)
 };
 
 /// Normalises a %pS/%ps symbol as printed by the kernel ("sym+0x36/0x50 [mod]") or by libtraceevent

@@ -146,6 +146,15 @@ class TraceExports::BufferObserver : public AnalysisObserver {
                           "wake-idle");
   }
 
+  // A trace_marker write: an instant named by its text, where users mark the phases of a run.
+  void on_marker(std::uint64_t ts, std::uint32_t cpu, std::string_view text) override {
+    if (!x_.timeline_) return;
+    track(cpu);
+    x_.timeline_->instant({group_, static_cast<int>(cpu)}, ts, text.empty() ? std::string_view("marker") : text,
+                          "marker");
+    ++x_.markers_;
+  }
+
  private:
   void track(std::uint32_t cpu) {
     if (cpu >= named_.size()) named_.resize(cpu + 1, false);

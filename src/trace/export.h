@@ -67,6 +67,7 @@ class TraceExports {
 
   std::uint64_t rows() const { return rows_; }
   std::uint64_t flows() const;
+  std::uint64_t markers() const { return markers_; }  ///< trace_marker instants written
 
  private:
   class BufferObserver;
@@ -77,6 +78,7 @@ class TraceExports {
   std::vector<std::unique_ptr<BufferObserver>> buffers_;
   std::string title_;
   std::uint64_t rows_ = 0;
+  std::uint64_t markers_ = 0;
 };
 
 /// The row format of an --events path: ".csv" -> Csv, ".jsonl" -> Jsonl; else InputError("--events").

@@ -126,6 +126,9 @@ TraceFormat detect_format(std::string_view head, const std::string& place) {
     if (starts_with(t, "cpus=") || starts_with(t, "version = ")) return TraceFormat::TraceCmdReport;
     if (starts_with(t, "# tracer:")) return TraceFormat::TracefsTrace;
     if (t.front() == '#') continue;  // perf script --header, comments
+    // A terminal paste of `trace-cmd report` starts with what it printed on its standard error
+    // ("CPU 0 is empty"), and a paste may start inside a stack trace ("=> function (address)").
+    if ((starts_with(t, "CPU ") && t.find(" is empty") != std::string_view::npos) || starts_with(t, "=> ")) continue;
     first_line = t;
     if (has_perf_event_token(line)) return TraceFormat::PerfScript;
     // A headerless text trace (e.g. `trace-cmd report` piped through grep): an event line.

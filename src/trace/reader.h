@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +67,13 @@ struct ReadInfo {
   /// cpumask values seen per rendering (index = CpumaskForm), text and trace.dat.
   std::array<std::uint64_t, kCpumaskFormCount> cpumask_forms{};
   std::vector<ReadWarning> warnings;
+  // Which CPUs exist, from the trace itself (the analysis takes the largest evidence):
+  std::uint32_t header_cpus = 0;  ///< "cpus=N" of trace-cmd report / the CPU count of a trace.dat
+  std::uint32_t online_cpus = 0;  ///< "#P:N" of a tracefs `trace` header: CPUs *online* when it was read
+  std::uint32_t cpus_seen = 0;    ///< highest CPU with an event line or a per-CPU buffer, + 1 (0: none)
+  /// Text: lines that are not events, skipped and counted by what they are ("stack" for the
+  /// "=> function" lines of a stacktrace recording, "trace-cmd message", "blank", "comment", ...).
+  std::map<std::string, std::uint64_t> skipped_lines;
 };
 
 /// Reads `path` ("-" = standard input) and streams its events to `sink` (memory bounded, except

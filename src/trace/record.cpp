@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
@@ -27,6 +28,7 @@ extern "C" {
 
 #include "common/error.h"
 #include "trace/dat_writer.h"
+#include "trace/tracepoints.h"
 
 namespace ipilab::trace {
 
@@ -49,6 +51,14 @@ struct Recorder {
   trace_seq seq{};
   std::uint64_t lost = 0;
   bool discard = false;  // draining what the top-level buffer held before the recording
+
+  Recorder() { trace_seq_init(&seq); }
+  ~Recorder() {
+    trace_seq_destroy(&seq);
+    if (tep) tep_free(tep);
+  }
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
 
   const std::string& comm(int pid) {
     auto it = comms.find(pid);
@@ -161,26 +171,358 @@ std::string read_file_or_empty(const char* path) {
   return ss.str();
 }
 
+// Marks the recorded tracepoints (tracepoints.h) that this kernel has as wanted and lists the
+// others in result.missing — except those of the other architecture (the Arm ipi_raise/ipi_entry
+// on x86, irq_vectors on Arm), which are expected to be absent. Returns those it has, as
+// (system, event).
+std::vector<std::pair<std::string, std::string>> enable_known_events(Recorder& rec, RecordResult& result) {
+  std::vector<const Tracepoint*> present, missing;
+  for (const Tracepoint& t : tracepoints()) {
+    if (!t.recorded) continue;
+    const std::string sys(t.system), name(t.name);
+    tep_event* e = tep_find_event_by_name(rec.tep, sys.c_str(), name.c_str());
+    if (!e) {
+      missing.push_back(&t);
+      continue;
+    }
+    present.push_back(&t);
+    rec.wanted[e->id] = true;
+  }
+  auto has_arch = [&](TracepointArch a) {
+    return std::any_of(present.begin(), present.end(), [&](const Tracepoint* t) { return t->arch == a; });
+  };
+  const bool x86 = has_arch(TracepointArch::X86), arm = has_arch(TracepointArch::Arm);
+  for (const Tracepoint* t : missing) {
+    const bool other_arch = (x86 && t->arch == TracepointArch::Arm) || (arm && t->arch == TracepointArch::X86);
+    if (!other_arch) result.missing.push_back(qualified_name(*t));
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Tracepoint* t : present) out.emplace_back(std::string(t->system), std::string(t->name));
+  return out;
+}
+
+using Events = std::vector<std::pair<std::string, std::string>>;
+
+// Where the recording goes and where tracefs is.
+struct Places {
+  std::filesystem::path out, folder;
+  const char* tracing_dir = nullptr;
+};
+
+Places check_places(const RecordOptions& opt) {
+  Places p;
+  p.out = opt.output;
+  p.folder = p.out.has_parent_path() ? p.out.parent_path() : ".";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(p.folder, ec))
+    throw InputError("-o", fmt::format("folder '{}' does not exist", p.folder.string()));
+  p.tracing_dir = tracefs_tracing_dir();
+  if (!p.tracing_dir)
+    throw UnavailableError("tracefs is not mounted and could not be mounted (needs root: mount -t tracefs nodev "
+                           "/sys/kernel/tracing)");
+  if (::access((std::string(p.tracing_dir) + "/instances").c_str(), W_OK) != 0)
+    throw UnavailableError(fmt::format("no write access to {} (run as root)", p.tracing_dir));
+  return p;
+}
+
+// The running kernel's formats of the recorded systems, and its symbols.
+void load_event_formats(Recorder& rec, const char* tracing_dir) {
+  static const char* const kSystems[] = {"ipi", "csd", "irq_vectors", "sched", nullptr};
+  rec.tep = tracefs_local_events_system(nullptr, kSystems);
+  if (!rec.tep) throw UnavailableError(fmt::format("cannot read the event formats under {}/events", tracing_dir));
+  const std::string ksyms = read_file_or_empty("/proc/kallsyms");
+  if (!ksyms.empty()) tep_parse_kallsyms(rec.tep, ksyms.c_str());
+}
+
+// The ring buffer recorded into: a tracefs instance of its own (removed at the end), or the top
+// level, whose tracing_on, event enables and buffer size are saved and restored. Restored also when
+// the recording fails (destructor).
+class TraceBuffer {
+ public:
+  TraceBuffer(const RecordOptions& opt, const Events& present, const char* tracing_dir)
+      : present_(present), top_(opt.instance.empty()) {
+    if (top_) {
+      saved_tracing_on_ = tracefs_trace_is_on(nullptr);
+      for (const auto& [sys, name] : present_)
+        saved_enable_.push_back(tracefs_event_is_enabled(nullptr, sys.c_str(), name.c_str()) == TRACEFS_ALL_ENABLED);
+      return;
+    }
+    if (tracefs_instance_exists(opt.instance.c_str()))
+      throw UnavailableError(fmt::format("tracefs instance '{}' already exists (another recording?); remove it with "
+                                         "'rmdir {}/instances/{}' or pick --instance",
+                                         opt.instance, tracing_dir, opt.instance));
+    inst_ = tracefs_instance_create(opt.instance.c_str());
+    if (!inst_) throw UnavailableError(fmt::format("cannot create tracefs instance '{}'", opt.instance));
+  }
+  ~TraceBuffer() { restore(); }
+  TraceBuffer(const TraceBuffer&) = delete;
+  TraceBuffer& operator=(const TraceBuffer&) = delete;
+
+  tracefs_instance* inst() const { return inst_; }
+  bool top() const { return top_; }
+
+  /// Tracing off, the buffer size (0: as is), the events enabled.
+  void configure(unsigned buffer_kb) {
+    tracefs_trace_off(inst_);
+    if (buffer_kb > 0) {
+      if (top_) saved_buffer_kb_ = tracefs_instance_get_buffer_size(nullptr, 0);
+      if (tracefs_instance_set_buffer_size(inst_, buffer_kb, -1) != 0)
+        throw UnavailableError(fmt::format("cannot set buffer_size_kb to {}", buffer_kb));
+    }
+    for (const auto& [sys, name] : present_)
+      if (tracefs_event_enable(inst_, sys.c_str(), name.c_str()) != 0)
+        throw UnavailableError(fmt::format("cannot enable {}:{}", sys, name));
+  }
+
+ private:
+  void restore() {
+    if (!top_) {
+      if (!inst_) return;
+      tracefs_trace_off(inst_);
+      tracefs_instance_destroy(inst_);
+      tracefs_instance_free(inst_);
+      inst_ = nullptr;
+      return;
+    }
+    for (std::size_t i = 0; i < present_.size() && i < saved_enable_.size(); ++i)
+      if (!saved_enable_[i]) tracefs_event_disable(nullptr, present_[i].first.c_str(), present_[i].second.c_str());
+    if (saved_buffer_kb_ > 0) tracefs_instance_set_buffer_size(nullptr, static_cast<std::size_t>(saved_buffer_kb_), -1);
+    if (saved_tracing_on_ == 0) tracefs_trace_off(nullptr);
+    else if (saved_tracing_on_ == 1) tracefs_trace_on(nullptr);
+    saved_tracing_on_ = -1;
+    saved_buffer_kb_ = -1;
+    saved_enable_.assign(saved_enable_.size(), true);
+  }
+
+  const Events& present_;
+  bool top_;
+  tracefs_instance* inst_ = nullptr;
+  int saved_tracing_on_ = -1;
+  std::vector<bool> saved_enable_;
+  ssize_t saved_buffer_kb_ = -1;
+};
+
+// The temporary file beside the output, renamed over it by commit(); removed if never committed.
+struct TempOutput {
+  std::string path;
+  FILE* f = nullptr;
+  explicit TempOutput(const Places& p) : path((p.folder / ("." + p.out.filename().string() + ".XXXXXX")).string()) {
+    const int fd = ::mkstemp(path.data());
+    if (fd < 0) {
+      path.clear();
+      throw InputError("-o", fmt::format("cannot create a file in '{}': {}", p.folder.string(), std::strerror(errno)));
+    }
+    f = ::fdopen(fd, "w");
+    if (!f) {
+      ::close(fd);
+      throw InputError("-o", "fdopen failed");
+    }
+  }
+  ~TempOutput() {
+    if (f) std::fclose(f);
+    if (!path.empty()) ::unlink(path.c_str());
+  }
+  TempOutput(const TempOutput&) = delete;
+  TempOutput& operator=(const TempOutput&) = delete;
+  void commit(const std::filesystem::path& out) {
+    if (std::fflush(f) != 0 || ::fsync(::fileno(f)) != 0)
+      throw InputError(out.string(), fmt::format("cannot write: {}", std::strerror(errno)));
+    ::fchmod(::fileno(f), 0644);
+    std::fclose(f);
+    f = nullptr;
+    if (::rename(path.c_str(), out.c_str()) != 0)
+      throw InputError(out.string(), fmt::format("cannot write: {}", std::strerror(errno)));
+    path.clear();
+  }
+};
+
+// SIGINT and SIGTERM stop the recording (g_stop) instead of the process; restored at the end.
+struct StopSignals {
+  struct sigaction old_int {}, old_term {};
+  StopSignals() {
+    g_stop = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, &old_int);
+    ::sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~StopSignals() {
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGTERM, &old_term, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+};
+
+// The command run while recording (same process group); killed if the recording fails.
+class Child {
+ public:
+  explicit Child(const std::vector<std::string>& command) {
+    if (command.empty()) return;
+    int pipefd[2];
+    if (::pipe2(pipefd, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+    pid_ = ::fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) exec(command, pipefd[1]);
+    ::close(pipefd[1]);
+    int err = 0;
+    const ssize_t n = ::read(pipefd[0], &err, sizeof err);  // exec's errno, or EOF when it ran
+    ::close(pipefd[0]);
+    if (n == static_cast<ssize_t>(sizeof err)) {
+      ::waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+      throw InputError("command", fmt::format("cannot run '{}': {}", command[0], std::strerror(err)));
+    }
+  }
+  ~Child() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  bool running() const { return pid_ > 0; }
+  /// The exit status if it has ended (128 + signal if killed), else nullopt.
+  std::optional<int> poll() {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) != pid_) return std::nullopt;
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  /// Stops it (SIGTERM); a command ended by that signal counts as status 0 (we stopped it).
+  int stop() {
+    int status = 0;
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) return 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+ private:
+  [[noreturn]] static void exec(const std::vector<std::string>& command, int error_fd) {
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    std::vector<char*> argv;
+    for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    const int err = errno;
+    (void)!::write(error_fd, &err, sizeof err);
+    ::_exit(127);
+  }
+  pid_t pid_ = -1;
+};
+
+// Where the events go: the raw pages of each CPU (trace.dat), or `trace-cmd report -t` lines
+// sorted by time with a hold-back (text).
+class RecordingOutput {
+ public:
+  RecordingOutput(const RecordOptions& opt, Recorder& rec, tracefs_instance* inst, FILE* f, std::uint32_t cpus,
+                  const std::filesystem::path& folder)
+      : text_(opt.text), rec_(rec), inst_(inst), f_(f) {
+    if (text_) std::fprintf(f, "cpus=%u\n", cpus);
+    else pages_.open(inst, static_cast<int>(cpus), folder.string());
+  }
+
+  /// Consumes what the buffer held before the recording (the top level's older events).
+  void drain() {
+    if (text_) {
+      rec_.discard = true;
+      tracefs_iterate_raw_events(rec_.tep, nullptr, nullptr, 0, on_raw_event, &rec_);
+      rec_.discard = false;
+      return;
+    }
+    pages_.read_all(true);
+    for (int guard = 0; guard < 1 << 20; ++guard) {
+      bool any = false;
+      for (auto* c : pages_.cpus)
+        if (c && tracefs_cpu_flush(c, pages_.page.data()) > 0) any = true;
+      if (!any) break;
+    }
+  }
+
+  /// Reads what the buffer has; `all`: everything (the end), else what is older than the hold-back.
+  void flush(bool all, RecordResult& result) {
+    if (!text_) {
+      if (all) pages_.flush_all();
+      else pages_.read_all(false);
+      result.events = pages_.events;
+      return;
+    }
+    constexpr std::uint64_t kHoldBackNs = 20'000'000;
+    tracefs_iterate_raw_events(rec_.tep, inst_, nullptr, 0, on_raw_event, &rec_);
+    for (auto& l : rec_.batch) held_.push_back(std::move(l));
+    rec_.batch.clear();
+    std::stable_sort(held_.begin(), held_.end(), [](const Line& a, const Line& b) { return a.ts < b.ts; });
+    const std::uint64_t newest = held_.empty() ? 0 : held_.back().ts;
+    std::size_t n = held_.size();
+    if (!all) {
+      n = 0;
+      while (n < held_.size() && held_[n].ts + kHoldBackNs <= newest) ++n;
+    }
+    for (std::size_t i = 0; i < n; ++i) std::fputs(held_[i].text.c_str(), f_);
+    result.events += n;
+    held_.erase(held_.begin(), held_.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+
+  std::uint64_t lost() const { return text_ ? rec_.lost : pages_.lost; }
+
+  /// The trace.dat around the recorded pages (dat_writer.h).
+  void write_dat(const char* tracing_dir, const std::filesystem::path& out) {
+    DatContents contents = dat_contents_from_tracefs(tracing_dir, {"ipi", "csd", "irq_vectors", "sched"});
+    contents.page_size = static_cast<std::uint32_t>(pages_.page_size);
+    contents.cpu_pages = pages_.files;
+    try {
+      write_dat_v6(f_, contents);
+    } catch (const std::runtime_error& e) {
+      throw InputError(out.string(), e.what());
+    }
+  }
+
+ private:
+  bool text_;
+  Recorder& rec_;
+  tracefs_instance* inst_;
+  FILE* f_;
+  PageRecorder pages_;
+  std::vector<Line> held_;
+};
+
+// Reads the buffers every 100 ms until the command ends, the duration passes or a signal comes.
+void record_until_done(const RecordOptions& opt, std::chrono::steady_clock::time_point start, Child& child,
+                       RecordingOutput& output, RecordResult& result) {
+  const double limit = opt.duration_s > 0 ? opt.duration_s : (opt.command.empty() ? 1.0 : 0.0);
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    output.flush(false, result);
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const bool over = (limit > 0 && elapsed >= limit) || g_stop;
+    if (!child.running()) {
+      if (over) return;
+      continue;
+    }
+    if (const auto status = child.poll()) {
+      result.command_status = *status;
+      return;
+    }
+    if (over) {
+      result.command_status = child.stop();
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> recorded_events() {
-  return {{"ipi", "ipi_send_cpu"},
-          {"ipi", "ipi_send_cpumask"},
-          {"ipi", "ipi_raise"},
-          {"ipi", "ipi_entry"},
-          {"ipi", "ipi_exit"},
-          {"csd", "csd_queue_cpu"},
-          {"csd", "csd_function_entry"},
-          {"csd", "csd_function_exit"},
-          {"irq_vectors", "call_function_entry"},
-          {"irq_vectors", "call_function_exit"},
-          {"irq_vectors", "call_function_single_entry"},
-          {"irq_vectors", "call_function_single_exit"},
-          {"irq_vectors", "reschedule_entry"},
-          {"irq_vectors", "reschedule_exit"},
-          {"irq_vectors", "irq_work_entry"},
-          {"irq_vectors", "irq_work_exit"},
-          {"sched", "sched_wake_idle_without_ipi"}};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Tracepoint& t : tracepoints())
+    if (t.recorded) out.emplace_back(std::string(t.system), std::string(t.name));
+  return out;
 }
 
 bool tracefs_usable() {
@@ -191,260 +533,31 @@ bool tracefs_usable() {
 
 RecordResult record_trace(const RecordOptions& opt) {
   RecordResult result;
-  const std::filesystem::path out = opt.output;
-  const std::filesystem::path folder = out.has_parent_path() ? out.parent_path() : ".";
-  std::error_code ec;
-  if (!std::filesystem::is_directory(folder, ec))
-    throw InputError("-o", fmt::format("folder '{}' does not exist", folder.string()));
-
-  const char* tracing_dir = tracefs_tracing_dir();
-  if (!tracing_dir)
-    throw UnavailableError("tracefs is not mounted and could not be mounted (needs root: mount -t tracefs nodev "
-                           "/sys/kernel/tracing)");
-  if (::access((std::string(tracing_dir) + "/instances").c_str(), W_OK) != 0)
-    throw UnavailableError(fmt::format("no write access to {} (run as root)", tracing_dir));
-
-  static const char* const kSystems[] = {"ipi", "csd", "irq_vectors", "sched", nullptr};
+  const Places where = check_places(opt);
   Recorder rec;
-  rec.tep = tracefs_local_events_system(nullptr, kSystems);
-  if (!rec.tep) throw UnavailableError(fmt::format("cannot read the event formats under {}/events", tracing_dir));
-  struct TepGuard {
-    tep_handle* t;
-    ~TepGuard() { tep_free(t); }
-  } tep_guard{rec.tep};
-  trace_seq_init(&rec.seq);
-  struct SeqGuard {
-    trace_seq* s;
-    ~SeqGuard() { trace_seq_destroy(s); }
-  } seq_guard{&rec.seq};
-  {
-    const std::string ksyms = read_file_or_empty("/proc/kallsyms");
-    if (!ksyms.empty()) tep_parse_kallsyms(rec.tep, ksyms.c_str());
-  }
-
-  std::vector<std::pair<std::string, std::string>> present;
-  for (const auto& [sys, name] : recorded_events()) {
-    tep_event* e = tep_find_event_by_name(rec.tep, sys.c_str(), name.c_str());
-    if (!e) {
-      result.missing.push_back(sys + ":" + name);
-      continue;
-    }
-    present.emplace_back(sys, name);
-    rec.wanted[e->id] = true;
-  }
-  // Arm events are expected to be absent on x86 and irq_vectors on Arm: list only what matters.
-  {
-    const bool x86 = std::any_of(present.begin(), present.end(), [](const auto& e) { return e.first == "irq_vectors"; });
-    const bool arm = std::any_of(present.begin(), present.end(), [](const auto& e) { return e.second == "ipi_entry"; });
-    std::erase_if(result.missing, [&](const std::string& m) {
-      return (x86 && (m == "ipi:ipi_raise" || m == "ipi:ipi_entry" || m == "ipi:ipi_exit")) ||
-             (arm && m.rfind("irq_vectors:", 0) == 0);
-    });
-  }
+  load_event_formats(rec, where.tracing_dir);
+  const Events present = enable_known_events(rec, result);
   if (present.empty())
     throw UnavailableError("this kernel has none of the IPI events (ipi:* needs Linux >= 6.4 for ipi_send_cpu, "
                            "csd:* >= 6.5, irq_vectors:* is x86)");
-
-  // Instance (or the top level, whose state is saved).
-  tracefs_instance* inst = nullptr;
-  const bool top = opt.instance.empty();
-  int saved_tracing_on = -1;
-  std::vector<bool> saved_enable;
-  ssize_t saved_buffer_kb = -1;
-  if (!top) {
-    if (tracefs_instance_exists(opt.instance.c_str()))
-      throw UnavailableError(fmt::format("tracefs instance '{}' already exists (another recording?); remove it with "
-                                         "'rmdir {}/instances/{}' or pick --instance",
-                                         opt.instance, tracing_dir, opt.instance));
-    inst = tracefs_instance_create(opt.instance.c_str());
-    if (!inst) throw UnavailableError(fmt::format("cannot create tracefs instance '{}'", opt.instance));
-  } else {
-    saved_tracing_on = tracefs_trace_is_on(nullptr);
-    for (const auto& [sys, name] : present)
-      saved_enable.push_back(tracefs_event_is_enabled(nullptr, sys.c_str(), name.c_str()) == TRACEFS_ALL_ENABLED);
-  }
-  auto restore = [&] {
-    if (!top) {
-      tracefs_trace_off(inst);
-      tracefs_instance_destroy(inst);
-      tracefs_instance_free(inst);
-      inst = nullptr;
-      return;
-    }
-    for (std::size_t i = 0; i < present.size(); ++i)
-      if (!saved_enable[i]) tracefs_event_disable(nullptr, present[i].first.c_str(), present[i].second.c_str());
-    if (saved_buffer_kb > 0) tracefs_instance_set_buffer_size(nullptr, static_cast<std::size_t>(saved_buffer_kb), -1);
-    if (saved_tracing_on == 0) tracefs_trace_off(nullptr);
-    else if (saved_tracing_on == 1) tracefs_trace_on(nullptr);
-  };
-
-  std::string tmp_tmpl = (folder / ("." + out.filename().string() + ".XXXXXX")).string();
-  int fd = -1;
-  pid_t child = -1;
-  struct sigaction old_int {}, old_term {};
-  try {
-    tracefs_trace_off(inst);
-    if (opt.buffer_kb > 0) {
-      if (top) saved_buffer_kb = tracefs_instance_get_buffer_size(nullptr, 0);
-      if (tracefs_instance_set_buffer_size(inst, opt.buffer_kb, -1) != 0)
-        throw UnavailableError(fmt::format("cannot set buffer_size_kb to {}", opt.buffer_kb));
-    }
-    for (const auto& [sys, name] : present)
-      if (tracefs_event_enable(inst, sys.c_str(), name.c_str()) != 0)
-        throw UnavailableError(fmt::format("cannot enable {}:{}", sys, name));
-
-    fd = ::mkstemp(tmp_tmpl.data());
-    if (fd < 0) throw InputError("-o", fmt::format("cannot create a file in '{}': {}", folder.string(), std::strerror(errno)));
-    FILE* f = ::fdopen(fd, "w");
-    if (!f) throw InputError("-o", "fdopen failed");
-    fd = -1;
-    struct FileGuard {
-      FILE* f;
-      ~FileGuard() {
-        if (f) std::fclose(f);
-      }
-    } fguard{f};
-    const long ncpu = ::sysconf(_SC_NPROCESSORS_CONF);
-    result.cpus = ncpu > 0 ? static_cast<std::uint32_t>(ncpu) : 0;
-    PageRecorder pages;
-    if (opt.text) std::fprintf(f, "cpus=%u\n", result.cpus);
-    else pages.open(inst, static_cast<int>(result.cpus), folder.string());
-
-    g_stop = 0;
-    struct sigaction sa {};
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGINT, &sa, &old_int);
-    ::sigaction(SIGTERM, &sa, &old_term);
-
-    if (top) {  // the top-level buffer may hold older events: consume them, they are not ours
-      if (opt.text) {
-        rec.discard = true;
-        tracefs_iterate_raw_events(rec.tep, nullptr, nullptr, 0, on_raw_event, &rec);
-        rec.discard = false;
-      } else {
-        pages.read_all(true);
-        for (int guard = 0; guard < 1 << 20; ++guard) {
-          bool any = false;
-          for (auto* c : pages.cpus)
-            if (c && tracefs_cpu_flush(c, pages.page.data()) > 0) any = true;
-          if (!any) break;
-        }
-      }
-    }
-    const auto start = std::chrono::steady_clock::now();
-    tracefs_trace_on(inst);
-    if (!opt.command.empty()) {
-      int pipefd[2];
-      if (::pipe2(pipefd, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
-      child = ::fork();
-      if (child < 0) throw std::runtime_error("fork failed");
-      if (child == 0) {
-        ::signal(SIGINT, SIG_DFL);
-        ::signal(SIGTERM, SIG_DFL);
-        std::vector<char*> argv;
-        for (const auto& a : opt.command) argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        ::execvp(argv[0], argv.data());
-        const int err = errno;
-        (void)!::write(pipefd[1], &err, sizeof err);
-        ::_exit(127);
-      }
-      ::close(pipefd[1]);
-      int err = 0;
-      const ssize_t n = ::read(pipefd[0], &err, sizeof err);
-      ::close(pipefd[0]);
-      if (n == static_cast<ssize_t>(sizeof err)) {
-        ::waitpid(child, nullptr, 0);
-        child = -1;
-        throw InputError("command", fmt::format("cannot run '{}': {}", opt.command[0], std::strerror(err)));
-      }
-    }
-    const double limit = opt.duration_s > 0 ? opt.duration_s : (opt.command.empty() ? 1.0 : 0.0);
-    constexpr std::uint64_t kHoldBackNs = 20'000'000;
-    std::vector<Line> held;
-    auto flush = [&](bool all) {
-      if (!opt.text) {
-        if (all) pages.flush_all();
-        else pages.read_all(false);
-        result.events = pages.events;
-        return;
-      }
-      tracefs_iterate_raw_events(rec.tep, inst, nullptr, 0, on_raw_event, &rec);
-      for (auto& l : rec.batch) held.push_back(std::move(l));
-      rec.batch.clear();
-      std::stable_sort(held.begin(), held.end(), [](const Line& a, const Line& b) { return a.ts < b.ts; });
-      std::uint64_t newest = held.empty() ? 0 : held.back().ts;
-      std::size_t n = held.size();
-      if (!all) {
-        n = 0;
-        while (n < held.size() && held[n].ts + kHoldBackNs <= newest) ++n;
-      }
-      for (std::size_t i = 0; i < n; ++i) std::fputs(held[i].text.c_str(), f);
-      result.events += n;
-      held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(n));
-    };
-    for (;;) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      flush(false);
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (child > 0) {
-        int status = 0;
-        const pid_t w = ::waitpid(child, &status, WNOHANG);
-        if (w == child) {
-          result.command_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-          child = -1;
-          break;
-        }
-        if ((limit > 0 && elapsed >= limit) || g_stop) {
-          ::kill(child, SIGTERM);
-          ::waitpid(child, &status, 0);
-          result.command_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-          if (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) result.command_status = 0;  // we stopped it
-          child = -1;
-          break;
-        }
-      } else if ((limit > 0 && elapsed >= limit) || g_stop) {
-        break;
-      }
-    }
-    tracefs_trace_off(inst);
-    flush(true);
-    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    result.lost = opt.text ? rec.lost : pages.lost;
-    if (!opt.text) {
-      DatContents contents = dat_contents_from_tracefs(tracing_dir, {"ipi", "csd", "irq_vectors", "sched"});
-      contents.page_size = static_cast<std::uint32_t>(pages.page_size);
-      contents.cpu_pages = pages.files;
-      try {
-        write_dat_v6(f, contents);
-      } catch (const std::runtime_error& e) {
-        throw InputError(out.string(), e.what());
-      }
-    }
-    if (std::fflush(f) != 0 || ::fsync(::fileno(f)) != 0)
-      throw InputError(out.string(), fmt::format("cannot write: {}", std::strerror(errno)));
-    ::fchmod(::fileno(f), 0644);
-    std::fclose(f);
-    fguard.f = nullptr;
-    if (::rename(tmp_tmpl.c_str(), out.c_str()) != 0)
-      throw InputError(out.string(), fmt::format("cannot write: {}", std::strerror(errno)));
-    tmp_tmpl.clear();
-  } catch (...) {
-    if (child > 0) {
-      ::kill(child, SIGTERM);
-      ::waitpid(child, nullptr, 0);
-    }
-    if (fd >= 0) ::close(fd);
-    if (!tmp_tmpl.empty() && tmp_tmpl.find("XXXXXX") == std::string::npos) ::unlink(tmp_tmpl.c_str());
-    restore();
-    ::sigaction(SIGINT, &old_int, nullptr);
-    ::sigaction(SIGTERM, &old_term, nullptr);
-    throw;
-  }
-  restore();
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGTERM, &old_term, nullptr);
+  TraceBuffer buffer(opt, present, where.tracing_dir);
+  buffer.configure(opt.buffer_kb);
+  TempOutput file(where);
+  const long ncpu = ::sysconf(_SC_NPROCESSORS_CONF);
+  result.cpus = ncpu > 0 ? static_cast<std::uint32_t>(ncpu) : 0;
+  RecordingOutput output(opt, rec, buffer.inst(), file.f, result.cpus, where.folder);
+  StopSignals signals;
+  if (buffer.top()) output.drain();  // the top-level buffer may hold older events: not ours
+  const auto start = std::chrono::steady_clock::now();
+  tracefs_trace_on(buffer.inst());
+  Child child(opt.command);
+  record_until_done(opt, start, child, output, result);
+  tracefs_trace_off(buffer.inst());
+  output.flush(true, result);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.lost = output.lost();
+  if (!opt.text) output.write_dat(where.tracing_dir, where.out);
+  file.commit(where.out);
   return result;
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "trace/tracepoints.h"
 
 namespace ipilab::trace {
 
@@ -200,10 +201,62 @@ void TextTraceParser::warn(std::string_view what, std::string_view value, std::s
 }
 
 std::uint32_t TextTraceParser::cpu_bound() const {
-  // Without a header the CPU count is unknown: a target beyond every CPU seen so far may simply not
-  // have logged an event yet, so nothing is checked then (0).
-  if (cpus_ == 0) return 0;
-  return std::max(cpus_, any_cpu_ ? max_cpu_ + 1 : 0u);
+  // The CPUs the trace shows so far: its "cpus=N" header (trace-cmd's count of the recording's
+  // CPUs), the CPUs of the event lines and the online count "#P:N" (at least that many exist; it is
+  // not the highest CPU number: an offline CPU still has its number). Without any of them nothing is
+  // checked (0): a target beyond every CPU seen so far may simply not have logged an event yet.
+  if (cpus_ == 0 && info_.online_cpus == 0) return 0;
+  return std::max({cpus_, info_.online_cpus, any_cpu_ ? max_cpu_ + 1 : 0u});
+}
+
+// The lines a text trace holds besides events. trace-cmd report prints "cpus=N" and, on its standard
+// error (so they land in a terminal paste), "version = N", "CPU N is empty", "CPU:N [LOST K EVENTS]"
+// and "##### CPU N buffer started ####"; a stacktrace recording (trace-cmd record -T, the tracefs
+// stacktrace option) follows kernel_stack/user_stack events with "=> function (address)" lines.
+// Returns true when the line was one of these (handled or counted).
+bool TextTraceParser::non_event_line(std::string_view t) {
+  auto skip = [&](const char* what) {
+    ++info_.skipped_lines[what];
+    return true;
+  };
+  if (t.empty()) return skip("blank");
+  if (t.front() == '#') {
+    // tracefs header: "# entries-in-buffer/entries-written: 45/45   #P:2" — the online CPU count.
+    const auto p = t.find("#P:");
+    if (p != std::string_view::npos) {
+      std::uint32_t n = 0;
+      std::size_t e = p + 3;
+      while (e < t.size() && is_digit(t[e])) ++e;
+      if (parse_dec(t.substr(p + 3, e - p - 3), n) && n > 0 && n <= kMaxCpus) info_.online_cpus = n;
+    }
+    return skip(starts_with(t, "#####") ? "trace-cmd message" : "comment");
+  }
+  if (starts_with(t, "=> ") || t == "=>") return skip("stack");
+  if (starts_with(t, "cpus=")) {
+    std::uint32_t n = 0;
+    if (!parse_dec(t.substr(5), n) || n == 0 || n > kMaxCpus) fail("bad CPU count in 'cpus=N' header");
+    if (!begun_) cpus_ = n;
+    info_.header_cpus = std::max(info_.header_cpus, n);
+    return true;
+  }
+  if (starts_with(t, "version = ")) return skip("trace-cmd message");
+  if (starts_with(t, "CPU:")) {  // "CPU:1 [LOST 123 EVENTS]"
+    std::size_t e = 4;
+    while (e < t.size() && is_digit(t[e])) ++e;
+    std::uint32_t cpu = 0;
+    const auto lost = t.find("[LOST ");
+    if (parse_dec(t.substr(4, e - 4), cpu) && lost != std::string_view::npos) {
+      std::size_t k = lost + 6, k0 = k;
+      while (k < t.size() && is_digit(t[k])) ++k;
+      std::uint64_t n = 0;
+      if (!parse_dec(t.substr(k0, k - k0), n)) n = 0;
+      begin_if_needed();
+      sink_.on_lost_events(cpu, n);
+      return true;
+    }
+  }
+  if (starts_with(t, "CPU ") && t.find(" is empty") != std::string_view::npos) return skip("trace-cmd message");
+  return false;
 }
 
 void TextTraceParser::feed_line(std::string_view line) {
@@ -211,46 +264,8 @@ void TextTraceParser::feed_line(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   std::size_t first = 0;
   while (first < line.size() && (line[first] == ' ' || line[first] == '\t')) ++first;
-  if (first == line.size()) return;
-  const char c0 = line[first];
-  if (c0 == '#') {
-    // tracefs header: "# entries-in-buffer/entries-written: 45/45   #P:2"
-    const std::string_view t = trim(line);
-    const auto p = t.find("#P:");
-    if (p != std::string_view::npos && !begun_) {
-      std::uint32_t n = 0;
-      std::size_t e = p + 3;
-      while (e < t.size() && is_digit(t[e])) ++e;
-      if (parse_dec(t.substr(p + 3, e - p - 3), n) && n > 0 && n <= kMaxCpus && !cpus_from_header_) cpus_ = n;
-    }
-    return;
-  }
-  if (c0 == 'c' || c0 == 'v' || c0 == 'C') {
-    const std::string_view t = trim(line);
-    if (starts_with(t, "cpus=")) {
-      std::uint32_t n = 0;
-      if (!parse_dec(t.substr(5), n) || n == 0 || n > kMaxCpus) fail("bad CPU count in 'cpus=N' header");
-      if (!begun_) cpus_ = n, cpus_from_header_ = true;
-      return;
-    }
-    if (starts_with(t, "version = ")) return;
-    if (starts_with(t, "CPU:")) {  // "CPU:1 [LOST 123 EVENTS]"
-      std::size_t e = 4;
-      while (e < t.size() && is_digit(t[e])) ++e;
-      std::uint32_t cpu = 0;
-      const auto lost = t.find("[LOST ");
-      if (parse_dec(t.substr(4, e - 4), cpu) && lost != std::string_view::npos) {
-        std::size_t k = lost + 6, k0 = k;
-        while (k < t.size() && is_digit(t[k])) ++k;
-        std::uint64_t n = 0;
-        if (!parse_dec(t.substr(k0, k - k0), n)) n = 0;
-        begin_if_needed();
-        sink_.on_lost_events(cpu, n);
-        return;
-      }
-    }
-    if (starts_with(t, "CPU ") && t.find(" is empty") != std::string_view::npos) return;
-  }
+  const char c0 = first < line.size() ? line[first] : '\0';
+  if ((c0 == '\0' || c0 == '#' || c0 == '=' || c0 == 'c' || c0 == 'v' || c0 == 'C') && non_event_line(trim(line))) return;
 
   // Event line: anchor on the first "<digits>.<digits>: " preceded by a space.
   std::size_t pos = first;
@@ -281,6 +296,7 @@ void TextTraceParser::feed_line(std::string_view line) {
     if (cpu >= kMaxCpus) fail(fmt::format("CPU {} out of range", cpu));
     if (!any_cpu_ || cpu > max_cpu_) max_cpu_ = cpu;
     any_cpu_ = true;
+    info_.cpus_seen = std::max(info_.cpus_seen, cpu + 1);
     begin_if_needed();
     if (!buffer.empty() || buffer_announced_) switch_buffer(buffer);
     ++events_;
@@ -288,192 +304,204 @@ void TextTraceParser::feed_line(std::string_view line) {
     handle_event(cpu, ts_ns, name, rest);
     return;
   }
-  if (starts_with(trim(line), "#####")) return;
   fail("not a trace event line (expected '<comm>-<pid> [<cpu>] <sec>.<frac>: <event>: <fields>' as "
        "printed by trace-cmd report, the tracefs 'trace' file or perf script)");
 }
 
-Decoded decode_text_fields(std::string_view name, std::string_view fields, TraceEvent& ev,
-                           std::array<std::uint64_t, kCpumaskFormCount>* forms, std::string* skip_reason,
-                           std::uint32_t cpu_count, std::string* skip_detail) {
-  auto fail = [](std::string reason) { throw InputError("", std::move(reason)); };
-  ev.name = name;
-  ev.targets.clear();
-  ev.callsite = {};
-  ev.callback = {};
-  ev.csd = 0;
-  ev.vector = -1;
-  ev.kind = IpiKind::Unknown;
+namespace {
 
-  // Which event is it? (cheap checks on the name first: most lines of a busy trace are ours.)
-  enum class E : std::uint8_t { SendCpu, SendMask, Raise, Entry, Exit, CsdQueue, CsdEntry, CsdExit, WakeIdle, VecEntry, VecExit };
-  E e{};
-  std::optional<IpiKind> vector_kind;
-  bool found = true;
-  switch (name.size()) {  // by length first: one comparison per event
-    case 12: found = name == "ipi_send_cpu", e = E::SendCpu; break;
-    case 16: found = name == "ipi_send_cpumask", e = E::SendMask; break;
-    case 9:
-      if (name == "ipi_raise") e = E::Raise;
-      else if (name == "ipi_entry") e = E::Entry;
-      else found = false;
-      break;
-    case 8: found = name == "ipi_exit", e = E::Exit; break;
-    case 13: found = name == "csd_queue_cpu", e = E::CsdQueue; break;
-    case 18: found = name == "csd_function_entry", e = E::CsdEntry; break;
-    case 17: found = name == "csd_function_exit", e = E::CsdExit; break;
-    case 27: found = name == "sched_wake_idle_without_ipi", e = E::WakeIdle; break;
-    default: found = false;
-  }
-  if (!found) {
-    const char c = name.empty() ? '\0' : name.front();
-    if (c != 'r' && c != 'c' && c != 'i') return Decoded::Other;  // reschedule, call_function*, irq_work
-    if (name.ends_with("_entry") && (vector_kind = kind_from_vector_event(name.substr(0, name.size() - 6)))) e = E::VecEntry;
-    else if (name.ends_with("_exit") && (vector_kind = kind_from_vector_event(name.substr(0, name.size() - 5)))) e = E::VecExit;
-    else return Decoded::Other;
-  }
+[[noreturn]] void field_error(std::string reason) { throw InputError("", std::move(reason)); }
 
-  // "[FAILED TO PARSE] cpu=1 callsite=0xffffffff81234567 callback=0x0": the raw fields.
-  constexpr std::string_view kFailed = "[FAILED TO PARSE]";
-  bool raw = false;
-  if (starts_with(fields, kFailed)) {
-    fields = trim(fields.substr(kFailed.size()));
-    raw = true;
-  }
+// The fields of one event line, read strictly: a missing or malformed field is an error naming it.
+struct FieldReader {
+  std::string_view name;
+  Fields f;
+  bool raw = false;  // "[FAILED TO PARSE]": symbols are raw addresses
 
-  const Fields f = split_fields(fields);
-  auto need = [&](std::string_view key) {
+  std::string_view need(std::string_view key) const {
     const std::string_view* v = f.find(key);
-    if (!v) fail(fmt::format("{}: missing field '{}='", name, key));
-    if (v->empty()) fail(fmt::format("{}: empty field '{}='", name, key));
+    if (!v) field_error(fmt::format("{}: missing field '{}='", name, key));
+    if (v->empty()) field_error(fmt::format("{}: empty field '{}='", name, key));
     return *v;
-  };
-  auto need_cpu = [&]() {
+  }
+  std::uint32_t cpu() const {
     std::uint32_t c = 0;
-    if (!parse_dec(need("cpu"), c) || c >= kMaxCpus) fail(fmt::format("{}: bad 'cpu=' value", name));
+    if (!parse_dec(need("cpu"), c) || c >= kMaxCpus) field_error(fmt::format("{}: bad 'cpu=' value", name));
     return c;
-  };
-  auto parse_ptr = [&](std::string_view v, std::string_view key) -> std::uint64_t {
+  }
+  std::uint64_t pointer(std::string_view key) const {
+    std::string_view v = need(key);
     if (v == "(nil)" || v == "0") return 0;
     if (starts_with(v, "0x")) v.remove_prefix(2);
     std::uint64_t x = 0;
     const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x, 16);
     if (ec != std::errc() || p != v.data() + v.size() || v.empty())
-      fail(fmt::format("{}: bad pointer in '{}='", name, key));
+      field_error(fmt::format("{}: bad pointer in '{}='", name, key));
     return x;
-  };
+  }
   // A raw (unparsed) symbol field is an address as libtraceevent prints pointers ("0x%llx"): kept
   // as printed, so NULL is "0x0" as in the parsed form.
-  auto symbol = [&](std::string_view key) { return raw ? need(key) : normalize_symbol(need(key)); };
-  auto mask = [&](std::string_view key, std::string_view v) {
-    const CpumaskForm form = parse_cpumask_text(v, ev.targets);
-    if (forms) ++(*forms)[static_cast<std::size_t>(form)];
-    if (form == CpumaskForm::Invalid) {
-      if (skip_detail) skip_detail->clear();
-      if (skip_reason) *skip_reason = fmt::format("{}: '{}=' value fits no cpumask rendering (hex words, CPU list, "
-                                                  "ARRAY[bytes]); record left out of the pairing", name, key);
-      return false;
-    }
-    if (cpu_count > 0 && !ev.targets.empty() && ev.targets.back() >= cpu_count) {
-      // No such CPU: this value is not what it looked like. A CPU list of an impossible CPU may be
-      // a hex mask printed without leading zeros ("3" = CPUs 0 and 1); ipilab does not pick one.
-      std::vector<std::uint32_t> hex;
-      const bool as_hex = form == CpumaskForm::CpuList && parse_cpumask_hex_any_width(v, hex);
-      const bool hex_fits = as_hex && (hex.empty() || hex.back() < cpu_count);
-      if (skip_reason)
-        *skip_reason = form == CpumaskForm::CpuList
-                           ? fmt::format("{}: '{}=' value read as a CPU list names a CPU the trace does not have; it "
-                                         "may be a hex mask instead: ambiguous, record left out of the pairing",
-                                         name, key)
-                           : fmt::format("{}: '{}=' value names a CPU the trace does not have; record left out of "
-                                         "the pairing",
-                                         name, key);
-      if (skip_detail) {
-        const std::string have = fmt::format("the trace has {} CPU{} (0-{})", cpu_count, cpu_count == 1 ? "" : "s",
-                                             cpu_count - 1);
-        if (form == CpumaskForm::CpuList)
-          *skip_detail = fmt::format("'{}' as a CPU list: {}; {}; {}", v, describe_cpus(ev.targets),
-                                     as_hex ? "as a hex mask: " + describe_cpus(hex) +
-                                                  (hex_fits ? "" : " (not all in the trace either)")
-                                            : std::string("not a hex mask"),
-                                     have);
-        else
-          *skip_detail = fmt::format("'{}' as {}: {}; {}", v, cpumask_form_name(form), describe_cpus(ev.targets), have);
-      }
-      ev.targets.clear();
-      return false;
-    }
-    return true;
-  };
-  auto reason_in_parens = [&](std::string_view s) {
+  std::string_view symbol(std::string_view key) const { return raw ? need(key) : normalize_symbol(need(key)); }
+  // "(reason)" of an Arm ipi_* event.
+  std::string_view reason_in_parens(std::string_view s) const {
+    if (raw) field_error(fmt::format("{}: the reason string of a [FAILED TO PARSE] {} is not in the text", name, name));
     const auto open = s.find('(');
     const auto close = s.rfind(')');
     if (open == std::string_view::npos || close == std::string_view::npos || close < open)
-      fail(fmt::format("{}: missing '(reason)'", name));
+      field_error(fmt::format("{}: missing '(reason)'", name));
     return s.substr(open + 1, close - open - 1);
-  };
+  }
+};
 
-  switch (e) {
-    case E::SendCpu:
-      ev.type = EventType::IpiSendCpu;
-      ev.targets.push_back(need_cpu());
-      ev.callsite = symbol("callsite");
-      ev.callback = symbol("callback");
-      ev.kind = send_kind(ev.callsite, ev.callback);
+// What the caller wants to know of a cpumask value that cannot be used.
+struct MaskCheck {
+  std::array<std::uint64_t, kCpumaskFormCount>* forms;
+  std::string* skip_reason;
+  std::uint32_t cpu_count;
+  std::string* skip_detail;
+};
+
+// Reads cpumask value `v` of field `key` into ev.targets. False (record left out) when it fits no
+// rendering, or when, read as a CPU list, it names a CPU beyond every CPU the trace shows while it
+// also reads as a hex mask of CPUs that exist ("3": CPU 3, or CPUs 0 and 1): ambiguous, and ipilab
+// does not pick one. A value that reads one way only is kept even beyond the CPUs seen (a CPU that
+// logged nothing, e.g. offline when the trace was read); the analysis flags it.
+bool read_mask(std::string_view name, std::string_view key, std::string_view v, TraceEvent& ev, const MaskCheck& m) {
+  const CpumaskForm form = parse_cpumask_text(v, ev.targets);
+  if (m.forms) ++(*m.forms)[static_cast<std::size_t>(form)];
+  if (form == CpumaskForm::Invalid) {
+    if (m.skip_detail) m.skip_detail->clear();
+    if (m.skip_reason) *m.skip_reason = fmt::format("{}: '{}=' value fits no cpumask rendering (hex words, CPU list, "
+                                                    "ARRAY[bytes]); record left out of the pairing", name, key);
+    return false;
+  }
+  if (m.cpu_count == 0 || ev.targets.empty() || ev.targets.back() < m.cpu_count || form != CpumaskForm::CpuList)
+    return true;
+  std::vector<std::uint32_t> hex;
+  const bool as_hex = parse_cpumask_hex_any_width(v, hex);
+  const bool hex_fits = as_hex && (hex.empty() || hex.back() < m.cpu_count);
+  if (!hex_fits) return true;  // one reading only: kept (flagged by the analysis)
+  if (m.skip_reason)
+    *m.skip_reason = fmt::format("{}: '{}=' value read as a CPU list names a CPU the trace does not show; it may be a "
+                                 "hex mask instead: ambiguous, record left out of the pairing", name, key);
+  if (m.skip_detail)
+    *m.skip_detail = fmt::format("'{}' as a CPU list: {}; as a hex mask: {}; the trace shows {} CPU{} (0-{}) so far", v,
+                                 describe_cpus(ev.targets), describe_cpus(hex), m.cpu_count, m.cpu_count == 1 ? "" : "s",
+                                 m.cpu_count - 1);
+  ev.targets.clear();
+  return false;
+}
+
+// The tracepoint an event line names, or nullptr (most lines of a busy trace are ours or start
+// with another letter: one character test first).
+const Tracepoint* text_tracepoint(std::string_view name) {
+  const char c = name.empty() ? '\0' : name.front();
+  if (c != 'i' && c != 'c' && c != 'r' && c != 's' && c != 'p' && c != 't') return nullptr;
+  return find_tracepoint(name);
+}
+
+// ftrace:print as trace-cmd report prints it ("tracing_mark_write: <text>", the %ps of its ip), or
+// the tracefs `trace` file's "tracing_mark_write: <text>" line (fields = the text).
+std::string_view marker_text(std::string_view name, std::string_view fields) {
+  if (name == "print") {
+    const auto colon = fields.find(": ");
+    if (colon != std::string_view::npos && fields.substr(0, colon).find(' ') == std::string_view::npos)
+      fields = fields.substr(colon + 2);
+  }
+  return trim(fields);
+}
+
+Decoded decode_send(const Tracepoint& tp, const FieldReader& r, std::string_view fields, TraceEvent& ev,
+                    const MaskCheck& m) {
+  switch (tp.type) {
+    case EventType::IpiSendCpu:
+      ev.targets.push_back(r.cpu());
       break;
-    case E::SendMask: {
-      ev.type = EventType::IpiSendCpumask;
-      const std::string_view* v = f.find("cpumask");
-      if (!v) fail(fmt::format("{}: missing field 'cpumask='", name));
-      if (!mask("cpumask", *v)) return Decoded::Skipped;
-      ev.callsite = symbol("callsite");
-      ev.callback = symbol("callback");
-      ev.kind = send_kind(ev.callsite, ev.callback);
+    case EventType::IpiSendCpumask: {
+      const std::string_view* v = r.f.find("cpumask");
+      if (!v) field_error(fmt::format("{}: missing field 'cpumask='", r.name));
+      if (!read_mask(r.name, "cpumask", *v, ev, m)) return Decoded::Skipped;
       break;
     }
-    case E::Raise: {
-      ev.type = EventType::IpiRaise;
-      if (raw) fail(fmt::format("{}: the reason string of a [FAILED TO PARSE] ipi_raise is not in the text", name));
-      const std::string_view v = need("target_mask");
-      // "<mask> (<reason>)"; an empty mask prints as " (<reason>)".
+    default: {  // IpiRaise: "<mask> (<reason>)"; an empty mask prints as " (<reason>)"
+      if (r.raw) field_error(fmt::format("{}: the reason string of a [FAILED TO PARSE] ipi_raise is not in the text", r.name));
+      const std::string_view v = r.need("target_mask");
       const auto sp = v.find(" (");
-      const std::string_view m = v.front() == '(' ? std::string_view() : v.substr(0, sp);
-      if (!mask("target_mask", m)) return Decoded::Skipped;
-      ev.kind = kind_from_arm_reason(reason_in_parens(v.substr(m.size())));
-      break;
+      const std::string_view mask = v.front() == '(' ? std::string_view() : v.substr(0, sp);
+      if (!read_mask(r.name, "target_mask", mask, ev, m)) return Decoded::Skipped;
+      ev.kind = kind_from_arm_reason(r.reason_in_parens(v.substr(mask.size())));
+      (void)fields;
+      return Decoded::Ours;
     }
-    case E::Entry:
-    case E::Exit:
-      if (raw) fail(fmt::format("{}: the reason string of a [FAILED TO PARSE] {} is not in the text", name, name));
-      ev.type = e == E::Entry ? EventType::IpiEntry : EventType::IpiExit;
-      ev.kind = kind_from_arm_reason(reason_in_parens(fields));
+  }
+  ev.callsite = r.symbol("callsite");
+  ev.callback = r.symbol("callback");
+  ev.kind = send_kind(ev.callsite, ev.callback, tp.type);
+  return Decoded::Ours;
+}
+
+}  // namespace
+
+Decoded decode_text_fields(std::string_view name, std::string_view fields, TraceEvent& ev,
+                           std::array<std::uint64_t, kCpumaskFormCount>* forms, std::string* skip_reason,
+                           std::uint32_t cpu_count, std::string* skip_detail) {
+  ev.name = name;
+  ev.targets.clear();
+  ev.callsite = {};
+  ev.callback = {};
+  ev.text = {};
+  ev.csd = 0;
+  ev.vector = -1;
+  ev.kind = IpiKind::Unknown;
+  const Tracepoint* tp = text_tracepoint(name);
+  if (!tp) return Decoded::Other;
+  ev.type = tp->type;
+  ev.kind = tp->kind;
+  if (tp->type == EventType::Marker) {
+    ev.text = marker_text(name, fields);
+    return Decoded::Ours;
+  }
+  // "[FAILED TO PARSE] cpu=1 callsite=0xffffffff81234567 callback=0x0": the raw fields.
+  constexpr std::string_view kFailed = "[FAILED TO PARSE]";
+  FieldReader r{name, {}, false};
+  if (starts_with(fields, kFailed)) {
+    fields = trim(fields.substr(kFailed.size()));
+    r.raw = true;
+  }
+  r.f = split_fields(fields);
+  const MaskCheck m{forms, skip_reason, cpu_count, skip_detail};
+  switch (tp->type) {
+    case EventType::IpiSendCpu:
+    case EventType::IpiSendCpumask:
+    case EventType::IpiRaise:
+      return decode_send(*tp, r, fields, ev, m);
+    case EventType::IpiEntry:
+    case EventType::IpiExit:
+      ev.kind = kind_from_arm_reason(r.reason_in_parens(fields));
       break;
-    case E::CsdQueue:
-      ev.type = EventType::CsdQueueCpu;
-      ev.targets.push_back(need_cpu());
-      ev.callsite = symbol("callsite");
-      ev.callback = symbol("func");
-      ev.csd = parse_ptr(need("csd"), "csd");
+    case EventType::CsdQueueCpu:
+      ev.targets.push_back(r.cpu());
+      ev.callsite = r.symbol("callsite");
+      ev.callback = r.symbol("func");
+      ev.csd = r.pointer("csd");
       break;
-    case E::CsdEntry:
-    case E::CsdExit:
-      ev.type = e == E::CsdEntry ? EventType::CsdFunctionEntry : EventType::CsdFunctionExit;
-      ev.callback = symbol("func");
-      ev.csd = parse_ptr(need("csd"), "csd");
+    case EventType::CsdFunctionEntry:
+    case EventType::CsdFunctionExit:
+      ev.callback = r.symbol("func");
+      ev.csd = r.pointer("csd");
       break;
-    case E::WakeIdle:
-      ev.type = EventType::WakeIdleNoIpi;
-      ev.targets.push_back(need_cpu());
+    case EventType::WakeIdleNoIpi:
+      ev.targets.push_back(r.cpu());
       break;
-    case E::VecEntry:
-    case E::VecExit: {
+    case EventType::VectorEntry:
+    case EventType::VectorExit: {
       int vec = 0;
-      if (!parse_dec(need("vector"), vec) || vec < 0 || vec > 255) fail(fmt::format("{}: bad 'vector=' value", name));
-      ev.type = e == E::VecEntry ? EventType::VectorEntry : EventType::VectorExit;
-      ev.kind = *vector_kind;
+      if (!parse_dec(r.need("vector"), vec) || vec < 0 || vec > 255) field_error(fmt::format("{}: bad 'vector=' value", name));
       ev.vector = vec;
       break;
     }
+    case EventType::Marker:
+      break;
   }
   return Decoded::Ours;
 }

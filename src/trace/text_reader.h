@@ -5,22 +5,29 @@
 //                           other buffers than the top level prefixed "<buffer>: " (trace-cmd 3.x)
 //   trace-cmd report -l     "<comm>-<pid> <cpu><flags> <sec>.<frac>: <event>: <fields>"
 //   tracefs `trace` file    "<comm>-<pid> [(<tgid>)] [<cpu>] <flags> <sec>.<frac>: <event>: <fields>"
-//                           after a "# tracer: ..." header; "#P:N" in the header gives the CPU count
+//                           after a "# tracer: ..." header; "#P:N" there is the number of CPUs
+//                           *online* when it was read (ReadInfo::online_cpus), not the highest CPU
 //   perf script             "<comm> <tid> [<cpu>] <sec>.<frac>: <system>:<event>: <fields>"
 // <frac> has 1 to 9 digits (6 = microseconds, the tracefs, `report` and `perf script` default; 9 = ns
 // with -t / --ns). Comm may hold spaces, dashes and colons: the line is anchored on the timestamp
 // token, not on the comm.
-// Also understood: "CPU:<n> [LOST <k> EVENTS]" (lost events), "CPU <n> is empty", "##### CPU <n>
-// buffer started ####", "version = N", blank lines and "#" comments. Any other line is an error.
+// Lines that are not events are skipped and counted by kind (ReadInfo::skipped_lines): the
+// "=> function (address)" lines that follow kernel_stack/user_stack events in a stacktrace
+// recording (trace-cmd record -T), what trace-cmd prints on its standard error and lands in a
+// terminal paste ("version = N", "CPU <n> is empty", "##### CPU <n> buffer started ####"), blank
+// lines and "#" comments. "CPU:<n> [LOST <k> EVENTS]" reports lost events. Any other line is an
+// error naming it.
 // "[FAILED TO PARSE]" events (a libtraceevent that cannot parse the print format prints the raw
 // fields: "cpu=1 callsite=0xffffffff8123 callback=0x0", "cpumask=ARRAY[02, 00, ...]") are decoded from
 // those raw fields; their callsite and callback are addresses, not symbols.
-// Fields of the events ipilab uses are parsed strictly (a missing or malformed field is an error that
-// names the line and the field), except a cpumask value that fits no rendering (cpumask.h) or names a
-// CPU the trace does not have (>= the "cpus=N" / "#P:N" header and >= the highest CPU of an event
-// line so far; without a header only the latter, so early lines of a headerless trace are checked
-// against fewer CPUs): that record is left out and counted in a warning (count + first line, and for
-// an impossible CPU both readings of the first value); other events are only counted.
+// Which events are ipilab's comes from the tracepoint table (tracepoints.h); ftrace's print is a
+// Marker ("print: tracing_mark_write: <text>" in trace-cmd report, "tracing_mark_write: <text>" in
+// the tracefs file). Fields of the events ipilab uses are parsed strictly (a missing or malformed
+// field is an error that names the line and the field), except a cpumask value that fits no
+// rendering (cpumask.h), or that read as a CPU list names a CPU beyond every CPU the trace shows
+// so far while it also reads as a hex mask of CPUs that exist: that record is left out and counted
+// in a warning (count + first line, both readings of the first value). A value that reads one way
+// only is kept, even beyond the CPUs seen (the analysis flags it); other events are only counted.
 #pragma once
 
 #include <cstdint>
@@ -70,6 +77,7 @@ class TextTraceParser {
   using Counts = std::unordered_map<std::string, std::uint64_t, NameHash, std::equal_to<>>;
 
   void begin_if_needed();
+  bool non_event_line(std::string_view trimmed);
   [[noreturn]] void fail(std::string_view reason) const;
   void handle_event(std::uint32_t cpu, std::uint64_t ts_ns, std::string_view name, std::string_view fields);
   void switch_buffer(std::string_view name);
@@ -82,7 +90,6 @@ class TextTraceParser {
   std::uint64_t line_no_ = 0;
   std::uint64_t events_ = 0;
   std::uint32_t cpus_ = 0;
-  bool cpus_from_header_ = false;          // cpus_ is "cpus=N" (trace-cmd report) rather than "#P:N"
   std::uint32_t max_cpu_ = 0;              // highest CPU of an event line so far
   bool any_cpu_ = false;
   bool begun_ = false;

@@ -133,5 +133,22 @@ TEST(Timeline, InMemoryTimelineWritesBoundFlows) {
   EXPECT_EQ(esc.str(), "\"a\\\"b\\\\\\u0001\\ufffd\"");
 }
 
+TEST(Perfetto, TraceMarkerWritesAreInstantsNamedByTheirText) {
+  // tests/trace/data/forms/stacktrace-T.dat holds two trace_marker writes (ftrace print events).
+  testing::TempDir tmp;
+  const auto events = tmp.path / "rows.csv";
+  const auto json = tmp.path / "timeline.json";
+  TraceExports x(events, RowFormat::Csv, json, "test");
+  TraceAnalysis a({}, {}, {}, [&](std::string_view b) { return x.observer_for(b); });
+  analyse_trace(std::filesystem::path(IPILAB_SOURCE_DIR) / "tests/trace/data/forms/stacktrace-T.dat", a);
+  x.commit();
+  EXPECT_EQ(x.markers(), 2u);
+  std::vector<std::string> names;
+  const auto doc = nlohmann::json::parse(testing::slurp(json));
+  for (const auto& e : doc["traceEvents"])
+    if (e["ph"] == "i" && e.value("cat", "") == "marker") names.push_back(e["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"ipilab phase 1 begin", "ipilab phase 1 end"}));
+}
+
 }  // namespace
 }  // namespace ipilab::trace
