@@ -62,38 +62,38 @@ MetricMeans means_of(const workload::RunResult& r) {
 
 namespace {
 
-// The variant's spec with the point's costs moved (see the file comment of draws.h).
-workload::RunSpec moved_spec(const scenario::PreparedScenario& p, const scenario::PreparedVariant& v,
-                             const std::vector<UncertainCost>& costs, const Point& u, const RunOptions& opt) {
+// The variant's spec with cost i's mean multiplied by factor(i, its range) for each of `keys`
+// (factor <= 0 or exactly 1: unchanged; a cost the variant holds fixed: unchanged).
+template <class Factor>
+workload::RunSpec moved_spec(const scenario::PreparedVariant& v, const std::vector<std::string>& keys, Factor factor,
+                             const RunOptions& opt) {
   workload::RunSpec spec = v.spec;
   spec.observer = nullptr;
   if (opt.iterations) spec.iterations = opt.iterations;
-  (void)p;
-  for (std::size_t k = 0; k < costs.size(); ++k) {
-    if (u[k] < 0 || !spec.profile.has(costs[k].key)) continue;
-    const cost::CostRange& r = spec.profile.get(costs[k].key).range;
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    if (!spec.profile.has(keys[k])) continue;
+    const cost::CostRange& r = spec.profile.get(keys[k]).range;
     if (r.fixed()) continue;
-    const double f = r.lo + u[k] * (r.hi - r.lo);
-    if (f > 0 && f != 1.0) spec.profile.scale_mean(costs[k].key, f);
+    const double f = factor(k, r);
+    if (f > 0 && f != 1.0) spec.profile.scale_mean(keys[k], f);
   }
   spec.profile.clear_used();
   return spec;
 }
 
-}  // namespace
-
-std::vector<std::vector<MetricMeans>> run_points(const scenario::PreparedScenario& p,
-                                                 const std::vector<UncertainCost>& costs,
-                                                 const std::vector<Point>& points, const RunOptions& opt) {
+// Runs task(point, variant) -> MetricMeans for every pair on the sweep executor; errors rethrown.
+template <class Spec>
+std::vector<std::vector<MetricMeans>> run_all(const scenario::PreparedScenario& p, std::size_t points, Spec spec_of,
+                                              const RunOptions& opt) {
   const std::size_t nv = p.variants.size();
-  std::vector<std::vector<MetricMeans>> out(points.size(), std::vector<MetricMeans>(nv));
-  std::vector<std::exception_ptr> errors(points.size() * nv);
-  std::vector<std::size_t> todo(points.size() * nv);
+  std::vector<std::vector<MetricMeans>> out(points, std::vector<MetricMeans>(nv));
+  std::vector<std::exception_ptr> errors(points * nv);
+  std::vector<std::size_t> todo(points * nv);
   for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
   auto task = [&](std::size_t i) -> std::string {
     const std::size_t pt = i / nv, vi = i % nv;
     try {
-      const workload::RunSpec spec = moved_spec(p, p.variants[vi], costs, points[pt], opt);
+      const workload::RunSpec spec = spec_of(pt, p.variants[vi]);
       const std::unique_ptr<workload::Workload> w = p.info->make();
       out[pt][vi] = means_of(w->run(spec));
     } catch (...) {
@@ -107,6 +107,34 @@ std::vector<std::vector<MetricMeans>> run_points(const scenario::PreparedScenari
   for (const auto& e : errors)
     if (e) std::rethrow_exception(e);
   return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<MetricMeans>> run_points(const scenario::PreparedScenario& p,
+                                                 const std::vector<UncertainCost>& costs,
+                                                 const std::vector<Point>& points, const RunOptions& opt) {
+  std::vector<std::string> keys;
+  for (const auto& c : costs) keys.push_back(c.key);
+  return run_all(
+      p, points.size(),
+      [&](std::size_t pt, const scenario::PreparedVariant& v) {
+        return moved_spec(
+            v, keys,
+            [&](std::size_t k, const cost::CostRange& r) { return points[pt][k] < 0 ? 1.0 : r.lo + points[pt][k] * (r.hi - r.lo); },
+            opt);
+      },
+      opt);
+}
+
+std::vector<std::vector<MetricMeans>> run_scaled(const scenario::PreparedScenario& p, const std::vector<std::string>& keys,
+                                                 const std::vector<std::vector<double>>& factors, const RunOptions& opt) {
+  return run_all(
+      p, factors.size(),
+      [&](std::size_t pt, const scenario::PreparedVariant& v) {
+        return moved_spec(v, keys, [&](std::size_t k, const cost::CostRange&) { return factors[pt][k]; }, opt);
+      },
+      opt);
 }
 
 }  // namespace ipilab::evidence

@@ -67,6 +67,12 @@ std::vector<std::vector<MetricMeans>> run_points(const scenario::PreparedScenari
                                                  const std::vector<UncertainCost>& costs,
                                                  const std::vector<Point>& points, const RunOptions& opt);
 
+/// Runs every variant with the costs `keys` multiplied by factors (one vector per point, same order
+/// as keys; a variant without a key, or holding it fixed by an override, runs it unchanged):
+/// result[point][variant]. For calibration (calibrate.h).
+std::vector<std::vector<MetricMeans>> run_scaled(const scenario::PreparedScenario& p, const std::vector<std::string>& keys,
+                                                 const std::vector<std::vector<double>>& factors, const RunOptions& opt);
+
 /// The metric means of a finished run.
 MetricMeans means_of(const workload::RunResult& r);
 
