@@ -27,9 +27,9 @@ Figures come from a validation file (default: validation/figures.toml in the dat
 default the profile's figures of kind fitted, and the profile's values of class fitted.
 
 Examples:
-  ipilab calibrate --profile hyperv-ws2019 --start 1.5 --profile-out /tmp/hv.toml
-  ipilab run seed000-send-ipi-one --profile /tmp/hv.toml
-  ipilab calibrate --profile kvm-skylake-pv-ipi --figure P1 --figure C1 --figure P2 --figure C2
+  ipilab calibrate --profile hyperv-ws2019 --start 1.5 --profile-out hv.toml   # refit seed 000's four values
+  ipilab run seed000-send-ipi-one --profile hv.toml --check
+  ipilab calibrate --profile kunpeng920-2s --fit its.sgir_process --figure G2 --figure G2-after-s0 --figure G2-after-s1
 
 Not yet: figures from an 'ipilab measure --json' result.)";
 

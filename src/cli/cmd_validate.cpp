@@ -29,7 +29,7 @@ the scenario variant and metric that model it, and its kind (fitted, predicted, 
 Examples:
   ipilab validate                         # the shipped set
   ipilab validate --json - | jq '.profiles'
-  ipilab validate my-figures.toml --draws 0   # another set, without intervals
+  ipilab validate myfigures.toml --draws 0    # another set, without intervals
 
 Exit status 1 when a predicted figure is outside its tolerance, 2 on bad input (an unknown
 scenario, variant or metric, a fitted value of a profile that no figure names, a predicted

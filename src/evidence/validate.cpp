@@ -181,8 +181,9 @@ void run_scenario(const std::string& name, std::vector<FigureResult*>& rows, con
 
 }  // namespace
 
-std::vector<Figure> load_figures(const std::string& path) {
-  const toml::table root = toml_read::parse_file(path);
+namespace {
+
+std::vector<Figure> figures_of(const toml::table& root, const std::string& path) {
   TableReader r(root, path, "");
   const toml::array* arr = r.opt_array("figure");
   r.finish();
@@ -199,6 +200,12 @@ std::vector<Figure> load_figures(const std::string& path) {
   }
   return out;
 }
+
+}  // namespace
+
+std::vector<Figure> load_figures(const std::string& path) { return figures_of(toml_read::parse_file(path), path); }
+
+std::vector<Figure> parse_figures(std::string_view text, const std::string& file) { return figures_of(toml_read::parse(text, file), file); }
 
 bool Validation::pass() const {
   return std::all_of(figures.begin(), figures.end(), [](const FigureResult& r) { return r.within; });

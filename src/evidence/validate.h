@@ -49,6 +49,8 @@ struct Figure {
 
 /// Reads a validation file (strict: unknown fields and wrong types are errors naming the place).
 std::vector<Figure> load_figures(const std::string& path);
+/// The same from text (`file` names it in messages); fuzzed (fuzz/evidence).
+std::vector<Figure> parse_figures(std::string_view text, const std::string& file);
 /// The shipped set: data_dir()/validation/figures.toml.
 std::string shipped_figures_file();
 
