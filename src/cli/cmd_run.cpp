@@ -5,7 +5,9 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "evidence/run_extension.h"
 #include "scenario/command.h"
+#include "sweep/exec.h"
 #include "workload/workload.h"
 
 namespace ipilab::cli {
@@ -44,6 +46,16 @@ Examples:
   ipilab run seed003-ipi-hw --json - | jq '.variants[].metrics.ipi_round_trip.mean'
   ipilab run seed003-ipi-hw --perfetto ipi-hw.json   # timeline of the first 100 iterations: ui.perfetto.dev
   ipilab run this-host --profile myhost.toml   # written by 'ipilab measure --profile-out myhost.toml'
+  ipilab run seed003-ipi-hw --uncertainty      # each mean with a 90 % interval over the costs' ranges
+  ipilab run seed000-send-ipi-one --sensitivity --plot tornado.svg   # which cost to measure first
+
+Uncertainty (docs/uncertainty.md): every cost in a profile may carry a range (how far its mean may
+be off); an estimate without one gets its class's default (+-50 %). --uncertainty N runs every
+variant N more times over a Latin hypercube of the ranges (common random numbers: all variants
+see the same draw, so a difference keeps its sign when the parts move together) and prints each
+metric's mean with its 90 % interval, and each difference against the first variant with its
+own; --sensitivity swings one cost at a time over its range (a tornado, with variance shares).
+Both are deterministic for a seed; -j runs the draws on several threads.
 
 JSON contract: docs/json.md. Exit status 2 on bad input (the message names file:line:key; a cost
 above 1 s or a run past 26.7 days of simulated time is bad input too), 1 when --check finds a
@@ -87,6 +99,24 @@ void add_run_command(CLI::App& root) {
                   "Run every variant on this cost profile instead of the scenario's own ([profile.override] entries "
                   "still apply), e.g. one written by 'ipilab measure --profile-out'")
       ->type_name("FILE.toml");
+  auto draws = std::make_shared<std::size_t>(evidence::kDefaultDraws);
+  auto analysis = std::make_shared<evidence::AnalysisOptions>();
+  auto* unc_opt = cmd->add_option("--uncertainty", *draws,
+                                  "Also run N draws over the costs' ranges (Latin hypercube) and print a 90 % interval for every "
+                                  "metric of every variant and every difference against the first variant")
+                      ->type_name("[N]")
+                      ->expected(0, 1)
+                      ->default_str(std::to_string(evidence::kDefaultDraws))
+                      ->check(CLI::Range(std::size_t{2}, std::size_t{100'000}));
+  cmd->add_flag("--sensitivity", analysis->sensitivity,
+                "Also swing each uncertain cost over its range (others at their means): the tornado of every variant's "
+                "main metric with variance shares; with --plot, the plot is the tornado");
+  cmd->add_option("-j,--jobs", analysis->jobs, "With --uncertainty / --sensitivity: worker threads for the draws (default: every CPU)")
+      ->check(CLI::Range(1u, 1024u));
+  cmd->add_option("--draw-iterations", analysis->iterations,
+                  "With --uncertainty / --sensitivity: measured iterations per draw (default: the run's)")
+      ->type_name("N")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000}));
   cmd->add_flag("--check", opts->check, "Exit 1 if a variant misses the scenario's expected values ([scenario.expect])");
   cmd->add_flag("--details,-v", opts->details,
                 "After the table: settings, other metrics, counters, throughput, resources, where the time goes "
@@ -99,6 +129,13 @@ void add_run_command(CLI::App& root) {
     if (it_opt->count()) o.iterations = *iterations;
     o.breakdown = !*no_breakdown;
     o.progress = *progress || ::isatty(2) == 1;
+    if (unc_opt->count() || analysis->sensitivity) {
+      evidence::AnalysisOptions a = *analysis;
+      if (unc_opt->count()) a.draws = *draws;
+      if (a.jobs == 0) a.jobs = sweep::available_cpus();
+      a.progress = o.progress;
+      o.extension = std::make_shared<evidence::AnalysisExtension>(a);
+    }
     scenario::run_command(o, std::cout, std::cerr, [](std::string_view name, std::string_view place) -> const workload::WorkloadInfo& {
       return workload::find_workload(name, place);
     });

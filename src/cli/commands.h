@@ -21,6 +21,8 @@ void add_trace_command(CLI::App& root);    // ipilab trace / trace record (cmd_t
 void add_replay_command(CLI::App& root);   // ipilab replay             (cmd_replay.cpp)
 void add_measure_command(CLI::App& root);  // ipilab measure            (cmd_measure.cpp)
 void add_sweep_command(CLI::App& root);    // ipilab sweep SPEC         (cmd_sweep.cpp)
+void add_validate_command(CLI::App& root); // ipilab validate [FILE]    (cmd_validate.cpp)
+void add_calibrate_command(CLI::App& root); // ipilab calibrate         (cmd_calibrate.cpp)
 
 /// Hidden: help-man, help-completion bash|zsh, help-names KIND (cmd_help.cpp). Register last, so
 /// that the man page and completions see every command.

@@ -62,6 +62,8 @@ int main(int argc, char** argv) {
   ipilab::cli::add_replay_command(app);
   ipilab::cli::add_measure_command(app);
   ipilab::cli::add_sweep_command(app);
+  ipilab::cli::add_validate_command(app);
+  ipilab::cli::add_calibrate_command(app);
   ipilab::cli::add_help_commands(app, kExitStatuses);
   refuse_negative_unsigned(app);
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -51,6 +52,23 @@ CostClass class_of_source(std::string_view source) {
     if (!((next >= 'A' && next <= 'Z') || (next >= 'a' && next <= 'z'))) return cls;
   }
   return CostClass::Unclassified;
+}
+
+double default_relative_range(CostClass c) {
+  switch (c) {
+    case CostClass::Estimate:
+    case CostClass::Unclassified: return 0.5;
+    case CostClass::Sourced:
+    case CostClass::Measured:
+    case CostClass::Fitted: return 0.1;
+  }
+  return 0.5;
+}
+
+CostRange default_range(CostClass c) {
+  const double r = default_relative_range(c);
+  return CostRange{1.0 - r, 1.0 + r,
+                   fmt::format("default for class {}: +-{:g} % (no range in the profile)", class_name(c), r * 100), true};
 }
 
 namespace {
@@ -285,10 +303,37 @@ struct Profile::CostReader {
     read_distribution(e, name, unit, c, per);
     read_source_and_class(e, c);
     c.note = e.opt_string("note").value_or("");
+    read_range(e, c, unit);
     e.finish();
     c.mean = p.to_ps(c.value, c.unit);
     build_sampler(c, per);
     p.costs_[name] = Entry{std::move(c)};
+  }
+
+  // `range = [low, high]` (in the entry's unit) or `range = r` (relative), with `range_reason`.
+  void read_range(TableReader& e, Cost& c, const std::string& unit) {
+    const toml::node* rn = e.node("range");
+    const std::optional<std::string> reason = e.opt_string("range_reason");
+    if (!rn) {
+      if (reason) e.fail("range_reason", "needs range beside it (range = [low, high] or a relative range = 0.3)");
+      c.range = default_range(c.cls);
+      return;
+    }
+    if (!reason || reason->empty()) e.fail("range_reason", "missing: a range says why it is that wide (a string)");
+    if (const toml::array* a = rn->as_array()) {
+      if (a->size() != 2) e.fail("range", "expected [low, high] (two numbers in the entry's unit) or a relative range");
+      const std::string key = "cost." + c.name + ".range";
+      const double lo = toml_read::node_double((*a)[0], file, key + "[0]");
+      const double hi = toml_read::node_double((*a)[1], file, key + "[1]");
+      if (!(lo >= 0) || !std::isfinite(lo) || !std::isfinite(hi) || !(lo <= c.value) || !(hi >= c.value))
+        e.fail("range", fmt::format("[{}, {}] {} must hold the value {} (0 <= low <= value <= high)", lo, hi, unit, c.value));
+      if (c.value > 0) c.range = CostRange{lo / c.value, hi / c.value, *reason, false};
+      else c.range = CostRange{1.0, 1.0, *reason, false};
+      return;
+    }
+    const double r = toml_read::node_double(*rn, file, "cost." + c.name + ".range");
+    if (!(r > 0 && r <= 1)) e.fail("range", fmt::format("a relative range must be in (0, 1] (0.3 = value -+ 30 %), got {}", r));
+    c.range = CostRange{1.0 - r, 1.0 + r, *reason, false};
   }
 
   // dist, spread and bins of one entry, by the family's rules (fixed takes no spread, lognormal and
@@ -461,6 +506,7 @@ void Profile::set(std::string_view key, double value, Unit unit, double spread, 
   c.source = std::move(source);
   c.cls = class_of_source(c.source);
   c.from = "override";
+  c.range = CostRange{1.0, 1.0, "a scenario override: the variant's setting, held fixed", false};
   c.mean = to_ps(value, unit);
   const auto old = costs_.find(key);
   const sim::DistKind family = old == costs_.end() ? sim::DistKind::Lognormal : old->second.cost.dist;
@@ -499,6 +545,21 @@ void Profile::set(std::string_view key, double value, Unit unit, double spread, 
     }
   }
   costs_[std::string(key)] = Entry{std::move(c)};
+}
+
+void Profile::scale_mean(std::string_view key, double factor) {
+  auto it = costs_.find(key);
+  if (it == costs_.end() || !(factor > 0) || !std::isfinite(factor))
+    throw std::invalid_argument(fmt::format("scale_mean({}, {}): no such cost or a factor that is not > 0", key, factor));
+  Cost& c = it->second.cost;
+  const double old_ps = static_cast<double>(c.mean.v);
+  c.mean = sim::Ps{static_cast<std::int64_t>(std::llround(old_ps * factor))};
+  c.value *= factor;
+  for (auto& b : c.bins) {
+    b.lo *= factor;
+    b.hi *= factor;
+  }
+  build_sampler(c, c.value > 0 && !c.bins.empty() ? static_cast<double>(c.mean.v) / c.value : 1.0);
 }
 
 std::vector<std::string> Profile::keys() const {

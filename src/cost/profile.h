@@ -19,10 +19,21 @@
 //   class = "measured"                     # optional: sourced | estimate | fitted | measured
 //   source = "commit b264f57fde0c: ... / measured with ... / paper ..."   # required
 //   note = "how the value was derived"     # optional
+//   range = [1200, 1900]                   # optional: how far the MEAN may be off, [low, high] in `unit`
+//   range = 0.3                            #   ... or relative: value * (1 -+ 0.3); 0 < r <= 1
+//   range_reason = "why this range"        # required beside range
 //
 // Values are stored converted to integer picoseconds (cycles * 1000 / clock_ghz, rounded), the
 // engine's time base (sim/time.h); the value and unit as written are kept for provenance. Each
 // entry becomes a sim::Distribution (sim/rng.h says how each kind is sampled): Cost::jitter().
+//
+// Ranges (what `ipilab run --uncertainty / --sensitivity` draws from; docs/uncertainty.md): `range`
+// bounds the mean itself (how wrong the value may be), not the spread of one occurrence (`spread`,
+// `dist`). low <= value <= high, low >= 0. An entry without `range` gets its class's documented
+// default (default_range(), flagged `is_default` so reports can say so): ESTIMATE and unclassified
+// +-50 % (an order-of-magnitude engineering estimate), SOURCED, MEASURED and FITTED +-10 % (write
+// the source's own spread, or the fit's range from `ipilab calibrate`, instead). A scenario override
+// (Profile::set) is a variant's setting, not an uncertain value: its range is [value, value].
 //
 // Layers. `extends` names a base profile: a value ending in ".toml" or containing '/' is a path
 // (relative to the extending file's folder), any other value a shipped profile,
@@ -71,6 +82,20 @@ std::string_view class_name(CostClass c);
 /// upper case, followed by the end or a non-letter), else Unclassified.
 CostClass class_of_source(std::string_view source);
 
+/// How far a cost's mean may be off: factors on the mean (lo <= 1 <= hi), with the reason.
+struct CostRange {
+  double lo = 1.0;
+  double hi = 1.0;
+  std::string reason;
+  bool is_default = false;  ///< not written in the profile: the class's default (default_range())
+  bool fixed() const noexcept { return lo == 1.0 && hi == 1.0; }
+};
+
+/// The documented default range of a class (relative half-width): estimate 0.5, others 0.1.
+double default_relative_range(CostClass c);
+/// A default CostRange for class `c` (is_default set, the reason says it is the default).
+CostRange default_range(CostClass c);
+
 /// One priced operation.
 struct Cost {
   std::string name;
@@ -85,6 +110,7 @@ struct Cost {
   CostClass cls = CostClass::Unclassified;
   std::string from;    ///< the profile file it came from, as opened ("override" for set())
   sim::Distribution sampler;  ///< built once from the fields above
+  CostRange range;     ///< how far `mean` may be off (the profile's `range`, else the class default)
 
   /// The sampler for the simulator (sim::Distribution). `shape` is for callers of the Jitter era:
   /// NormalClipped samples a lognormal entry's spread normally instead; other kinds ignore it.
@@ -158,6 +184,10 @@ class Profile {
   /// is an error. A new key is lognormal or fixed. Its provenance says from "override".
   void set(std::string_view key, double value, Unit unit, double spread, std::string source,
            std::string_view where = "override");
+
+  /// Multiplies the mean of `key` (present) by `factor` > 0, keeping its shape (spread, bins
+  /// scaled), class, source and range: one draw of an uncertain value (--uncertainty).
+  void scale_mean(std::string_view key, double factor);
 
   /// Keys present, sorted.
   std::vector<std::string> keys() const;

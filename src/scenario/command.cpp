@@ -25,6 +25,18 @@ void check_output_folder(const std::string& path, const char* flag) {
   if (fs::is_directory(p, ec)) throw InputError(flag, fmt::format("'{}' is a folder", path));
 }
 
+// The JSON of every result, with the extension's additions.
+nlohmann::ordered_json results_json(const std::vector<ScenarioResult>& results, const RunExtension* ext) {
+  nlohmann::ordered_json j = to_json(results);
+  if (!ext) return j;
+  if (results.size() == 1) {
+    ext->json(j, 0);
+  } else {
+    for (std::size_t i = 0; i < results.size(); ++i) ext->json(j["scenarios"][i], i);
+  }
+  return j;
+}
+
 }  // namespace
 
 void run_command(const CommandOptions& opts, std::ostream& out, std::ostream& err, const WorkloadLookup& lookup) {
@@ -68,12 +80,16 @@ void run_command(const CommandOptions& opts, std::ostream& out, std::ostream& er
     };
   std::vector<ScenarioResult> results;
   for (const auto& p : prepared) results.push_back(run(p, progress));
+  if (opts.extension)
+    for (std::size_t i = 0; i < prepared.size(); ++i) opts.extension->analyse(prepared[i], results[i], i, err);
 
   // 4. Output: plots rendered first (they can fail), then the JSON file, then stdout.
   std::vector<RenderedPlot> plots;
-  if (!opts.plot.empty()) plots = render_plots(results, opts.plot);
+  if (!opts.plot.empty() && !(opts.extension && opts.extension->plots(results, opts.plot, plots)))
+    plots = render_plots(results, opts.plot);
   try {
-    if (!opts.json.empty() && opts.json != "-") write_file_atomically(opts.json, to_json(results).dump(2) + "\n");
+    if (!opts.json.empty() && opts.json != "-")
+      write_file_atomically(opts.json, results_json(results, opts.extension.get()).dump(2) + "\n");
     err << timeline.write() << std::flush;
     commit_plots(plots);
   } catch (...) {
@@ -81,7 +97,7 @@ void run_command(const CommandOptions& opts, std::ostream& out, std::ostream& er
     throw;
   }
   if (opts.json == "-") {
-    out << to_json(results).dump(2) << "\n";
+    out << results_json(results, opts.extension.get()).dump(2) << "\n";
   } else {
     TextOptions topt;
     topt.breakdown = opts.breakdown;
@@ -89,6 +105,7 @@ void run_command(const CommandOptions& opts, std::ostream& out, std::ostream& er
     for (std::size_t i = 0; i < results.size(); ++i) {
       if (i) out << "\n";
       out << format_text(results[i], topt);
+      if (opts.extension) out << opts.extension->text(i, opts.details);
     }
     if (!opts.json.empty()) out << fmt::format("\nJSON written to {}\n", opts.json);
     for (const auto& p : plots) out << fmt::format("plot written to {}\n", p.final.string());

@@ -7,6 +7,8 @@
 //      is installed;
 //   2. parse and prepare every scenario (all variants' hosts, VMs, profiles, parameters);
 //   3. run every variant of every scenario (progress lines on `err` when opts.progress);
+//   3b. with CommandOptions::extension (--uncertainty, --sensitivity: evidence/run_extension.h), its
+//      analyse() per scenario, after the scenario's own runs;
 //   4. only then print the tables (or JSON with --json -) on `out`, write the JSON file and the plots;
 //   5. with --check, throw CheckFailed if an expectation missed (after the output is written).
 // Errors: InputError (exit 2) for any bad input, UnavailableError (exit 3) without gnuplot,
@@ -15,14 +17,33 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "scenario/plot.h"
 #include "scenario/runner.h"
 #include "scenario/timeline.h"
 
 namespace ipilab::scenario {
+
+/// Analyses that run after a scenario's own runs and add to its outputs without changing them
+/// (the tables and JSON of a run without an extension stay as they are).
+class RunExtension {
+ public:
+  virtual ~RunExtension() = default;
+  /// After scenario `index` ran (its prepared form and results); progress lines go to `err`.
+  virtual void analyse(const PreparedScenario& p, const ScenarioResult& r, std::size_t index, std::ostream& err) = 0;
+  /// Text printed after scenario `index`'s report ("" for none).
+  virtual std::string text(std::size_t index, bool details) const = 0;
+  /// Adds to scenario `index`'s JSON object.
+  virtual void json(nlohmann::ordered_json& scenario, std::size_t index) const = 0;
+  /// With --plot: renders the extension's images instead of the CDFs (true), or leaves the CDFs (false).
+  virtual bool plots(const std::vector<ScenarioResult>& rs, const std::string& requested, std::vector<RenderedPlot>& out) const = 0;
+};
 
 struct CommandOptions {
   std::vector<std::string> scenarios{};    ///< names or paths; empty = the default list
@@ -37,6 +58,7 @@ struct CommandOptions {
   bool details = false;                    ///< --details / -v: the per-variant sections too
   bool progress = false;                   ///< one line per variant on `err`, with wall time
   TimelineOptions timeline{};              ///< --perfetto / --events / --timeline-limit (scenario/timeline.h)
+  std::shared_ptr<RunExtension> extension{};  ///< --uncertainty / --sensitivity (none: nothing added)
 };
 
 /// Runs `ipilab run` (see the file comment). `lookup` finds workloads by name.

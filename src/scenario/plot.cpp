@@ -41,28 +41,7 @@ std::string find_on_path(const std::string& name) {
   return {};
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "ipilab-plot-XXXXXX").string();
-    if (!::mkdtemp(templ.data())) throw std::runtime_error(fmt::format("cannot create a temporary folder: {}", std::strerror(errno)));
-    path = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
-
-fs::path temp_beside(const fs::path& final) {
-  std::string templ = final.string() + ".tmp-XXXXXX";
-  const int fd = ::mkstemp(templ.data());
-  if (fd < 0) throw InputError("--plot", fmt::format("cannot write beside {}: {}", final.string(), std::strerror(errno)));
-  ::close(fd);
-  return templ;
-}
+using TempDir = PlotTempDir;
 
 void run_gnuplot(const fs::path& script, const fs::path& err_file) {
   const std::string exe = find_on_path("gnuplot");
@@ -91,6 +70,25 @@ void run_gnuplot(const fs::path& script, const fs::path& err_file) {
 }
 
 }  // namespace
+
+PlotTempDir::PlotTempDir() {
+  std::string templ = (fs::temp_directory_path() / "ipilab-plot-XXXXXX").string();
+  if (!::mkdtemp(templ.data())) throw std::runtime_error(fmt::format("cannot create a temporary folder: {}", std::strerror(errno)));
+  path = templ;
+}
+
+PlotTempDir::~PlotTempDir() {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+}
+
+fs::path temp_beside(const fs::path& final) {
+  std::string templ = final.string() + ".tmp-XXXXXX";
+  const int fd = ::mkstemp(templ.data());
+  if (fd < 0) throw InputError("--plot", fmt::format("cannot write beside {}: {}", final.string(), std::strerror(errno)));
+  ::close(fd);
+  return templ;
+}
 
 void run_gnuplot_script(const fs::path& script, const fs::path& err_file) { run_gnuplot(script, err_file); }
 

@@ -74,6 +74,18 @@ struct RenderedPlot {
 /// gnuplot's message when it fails, UnavailableError without gnuplot. For other plotters (sweep).
 void run_gnuplot_script(const std::filesystem::path& script, const std::filesystem::path& err_file);
 
+/// A temporary folder for a plot's script and data, removed with its contents on destruction.
+struct PlotTempDir {
+  std::filesystem::path path;
+  PlotTempDir();
+  ~PlotTempDir();
+  PlotTempDir(const PlotTempDir&) = delete;
+  PlotTempDir& operator=(const PlotTempDir&) = delete;
+};
+/// A new empty file beside `final` (FINAL.tmp-XXXXXX) for its image until commit_plots renames it;
+/// InputError("--plot") when the folder is not writable.
+std::filesystem::path temp_beside(const std::filesystem::path& final);
+
 /// Renders every scenario's plot to temporary files (on failure, removes those already made).
 std::vector<RenderedPlot> render_plots(const std::vector<ScenarioResult>& rs, const std::filesystem::path& requested);
 /// Renames the temporary files over their final paths.

@@ -36,7 +36,7 @@ refused "has no variant 'mainlin'; did you mean 'mainline' or 'mainline, NR_CPUS
 refused "no such host preset; did you mean 'kunpeng920-2s' or 'kunpeng920-4s'? (known:" topo --preset kunpeng920-2
 refused "ipilab: error: 'rn' is not an ipilab command; did you mean 'run'?" rn
 refused "ipilab: error: '--sede' is not an option of 'ipilab run'; did you mean '--seed'?" run --sede 3
-refused "ipilab: error: '--profile' is not an option of 'ipilab list'; did you mean '--profiles'? (--profile is an option of 'run')" list --profile
+refused "ipilab: error: '--profile' is not an option of 'ipilab list'; did you mean '--profiles'? (--profile is an option of 'run' and 'calibrate')" list --profile
 refused "ipilab: error: 'decod' is not a command of 'ipilab gic'; did you mean 'decode'? (commands: decode, encode, its)" gic decod 0x0
 sed 's#workload = "multicast"#workload = "multicst"#' "$src/scenarios/pv-ipi-broadcast.toml" >wl.toml
 refused "unknown workload \"multicst\"; did you mean 'multicast'?" run wl.toml

@@ -30,9 +30,9 @@ has() {  # has "WORDS" CANDIDATE...: each candidate is offered
   for c in "$@"; do grep -qxF -- "$c" <<<"$got" || { echo "FAIL: '$c' not offered"; failures=$((failures + 1)); }; done
 }
 
-expect " " "gic hv kvm list measure replay run sweep topo trace"       # no hidden help-* command
+expect " " "calibrate gic hv kvm list measure replay run sweep topo trace validate"       # no hidden help-* command
 expect "r" "replay run"
-expect "run --se" "--seed"
+expect "run --se" "--seed --sensitivity"
 expect "run --seed " ""                                     # a number: nothing to offer
 expect "run seed003" "seed003-ipi-hw"                         # built-in names from the binary
 expect "run --variant x --ch" "--check"                      # the value of --variant is skipped

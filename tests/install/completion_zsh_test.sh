@@ -32,8 +32,8 @@ expect() {  # expect "WORDS" "EXPECTED (sorted, space-separated)"
   local got=${(j: :)${(o)${(f)"$(_ipilab)"}}}
   [[ $got == $2 ]] || { print -r "FAIL: '$1' -> '$got', expected '$2'"; (( failures++ )) }
 }
-expect " " "gic hv kvm list measure replay run sweep topo trace"
-expect "run --se" "--check --details --events --help --iterations --json --no-breakdown --perfetto --plot --profile --progress --seed --timeline-limit --variant -h -v"
+expect " " "calibrate gic hv kvm list measure replay run sweep topo trace validate"
+expect "run --se" "--check --details --draw-iterations --events --help --iterations --jobs --json --no-breakdown --perfetto --plot --profile --progress --seed --sensitivity --timeline-limit --uncertainty --variant -h -j -v"
 expect "run --seed " "<message>"
 # zsh filters by prefix itself, so every built-in name is offered: exactly the binary's own list
 expect "run seed003" "<files -g *.toml> ${(j: :)${(o)${(f)"$($ipilab help-names scenarios)"}}}"

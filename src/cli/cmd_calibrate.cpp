@@ -1,0 +1,76 @@
+// ipilab calibrate — fit a profile's values to published figures (src/evidence/calibrate.h does the work).
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "common/error.h"
+#include "common/file.h"
+#include "evidence/calibrate.h"
+#include "sweep/exec.h"
+#include "workload/workload.h"
+
+namespace ipilab::cli {
+
+namespace {
+
+constexpr const char* kCalibrateHelp = R"(Fits the chosen values of a cost profile to published figures by least squares (Eigen's
+Levenberg-Marquardt; every evaluation runs the figures' scenario variants), and prints the fitted
+values with their 90 % ranges, the residual of every figure and, when there are more figures than
+values, each figure's leave-one-out error (fit without it, predict it). With as many values as
+figures it says that no leave-one-out prediction exists: such a fit reproduces, it does not
+predict. --profile-out writes the result as a profile layer that `extends` the base (the format
+'ipilab measure --profile-out' writes), for 'ipilab run --profile FILE'.
+
+Figures come from a validation file (default: validation/figures.toml in the data folder); by
+default the profile's figures of kind fitted, and the profile's values of class fitted.
+
+Examples:
+  ipilab calibrate --profile hyperv-ws2019 --start 1.5 --profile-out hv.toml   # refit seed 000's four values
+  ipilab run seed000-send-ipi-one --profile hv.toml --check
+  ipilab calibrate --profile kunpeng920-2s --fit its.sgir_process --figure G2 --figure G2-after-s0 --figure G2-after-s1
+
+Not yet: figures from an 'ipilab measure --json' result.)";
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& root) {
+  auto* cmd = root.add_subcommand("calibrate", "Fit a profile's values to published figures (least squares, leave-one-out)");
+  cmd->footer(kCalibrateHelp);
+  auto opt = std::make_shared<evidence::CalibrateOptions>();
+  auto file = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto no_loo = std::make_shared<bool>(false);
+  cmd->add_option("--profile", opt->profile, "The shipped profile to calibrate (by name)")->required();
+  cmd->add_option("--figures", *file, "Validation file with the figures (default: validation/figures.toml)")->type_name("FILE.toml");
+  cmd->add_option("--figure", opt->figure_ids, "Fit to this figure id (repeatable; default: the profile's fitted figures)")
+      ->type_name("ID")
+      ->allow_extra_args(false);
+  cmd->add_option("--fit", opt->keys, "Fit this cost key (repeatable; default: the profile's values of class fitted)")
+      ->type_name("KEY")
+      ->allow_extra_args(false);
+  cmd->add_option("--precision", opt->precision, "The figures' assumed relative standard error, for the ranges")
+      ->default_str("0.02")
+      ->check(CLI::Range(1e-6, 1.0));
+  cmd->add_option("--start", opt->start, "Start every value at this factor of the profile's (1: the profile's values)")
+      ->default_str("1")
+      ->check(CLI::Range(0.01, 100.0));
+  cmd->add_flag("--no-leave-one-out", *no_loo, "Skip the leave-one-out fits");
+  cmd->add_option("--profile-out", *out, "Write the fitted values as a profile layer extending the base")->type_name("FILE.toml");
+  cmd->add_option("-j,--jobs", opt->jobs, "Worker threads for the model's runs (default: every CPU)")->check(CLI::Range(1u, 1024u));
+  cmd->callback([=] {
+    evidence::CalibrateOptions o = *opt;
+    o.leave_one_out = !*no_loo;
+    if (o.jobs == 0) o.jobs = sweep::available_cpus();
+    const auto figures = evidence::load_figures(file->empty() ? evidence::shipped_figures_file() : *file);
+    const auto c = evidence::calibrate(figures, o, [](std::string_view name, std::string_view place) -> const workload::WorkloadInfo& {
+      return workload::find_workload(name, place);
+    });
+    if (!out->empty()) write_file_atomically(*out, evidence::calibration_profile(c, o.profile));
+    std::cout << evidence::format_calibration(c);
+    if (!out->empty()) std::cout << fmt::format("\nprofile layer written to {} (ipilab run SCENARIO --profile {})\n", *out, *out);
+  });
+}
+
+}  // namespace ipilab::cli

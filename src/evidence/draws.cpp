@@ -1,0 +1,140 @@
+#include "evidence/draws.h"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <optional>
+#include <set>
+
+#include "sweep/exec.h"
+
+namespace ipilab::evidence {
+
+std::size_t CostInventory::estimates() const {
+  return static_cast<std::size_t>(
+      std::count_if(used.begin(), used.end(), [](const UncertainCost& c) { return c.cls == cost::CostClass::Estimate; }));
+}
+
+std::size_t CostInventory::defaults() const {
+  return static_cast<std::size_t>(
+      std::count_if(uncertain.begin(), uncertain.end(), [](const UncertainCost& c) { return c.range.is_default; }));
+}
+
+CostInventory inventory(const scenario::PreparedScenario& p, const scenario::ScenarioResult& base) {
+  std::map<std::string, UncertainCost> used;
+  std::set<std::string> uncertain;
+  for (std::size_t i = 0; i < p.variants.size() && i < base.variants.size(); ++i) {
+    const cost::Profile& prof = p.variants[i].spec.profile;
+    const nlohmann::json& prov = base.variants[i].result.provenance;
+    if (!prov.contains("costs")) continue;
+    for (const auto& e : prov["costs"]) {
+      const std::string key = e.value("key", "");
+      if (key.empty() || !prof.has(key)) continue;
+      const cost::Cost& c = prof.get(key);
+      if (!c.range.fixed()) uncertain.insert(key);
+      if (used.count(key)) continue;
+      used[key] = UncertainCost{key, c.cls, c.value, std::string(cost::unit_name(c.unit)), c.range, c.source, e.value("from", "")};
+    }
+  }
+  CostInventory inv;
+  for (auto& [k, c] : used) {
+    inv.used.push_back(c);
+    if (uncertain.count(k)) {
+      UncertainCost u = c;
+      if (u.range.fixed()) {  // fixed in the first variant (an override), uncertain in another
+        for (const auto& v : p.variants)
+          if (v.spec.profile.has(k) && !v.spec.profile.get(k).range.fixed()) {
+            u.range = v.spec.profile.get(k).range;
+            break;
+          }
+      }
+      inv.uncertain.push_back(std::move(u));
+    }
+  }
+  return inv;
+}
+
+MetricMeans means_of(const workload::RunResult& r) {
+  MetricMeans m;
+  for (const auto& x : r.metrics) m[x.name] = x.summary.count > 0 ? x.summary.mean : std::nan("");
+  return m;
+}
+
+namespace {
+
+// The variant's spec with cost i's mean multiplied by factor(i, its range) for each of `keys`
+// (factor <= 0 or exactly 1: unchanged; a cost the variant holds fixed: unchanged).
+template <class Factor>
+workload::RunSpec moved_spec(const scenario::PreparedVariant& v, const std::vector<std::string>& keys, Factor factor,
+                             const RunOptions& opt) {
+  workload::RunSpec spec = v.spec;
+  spec.observer = nullptr;
+  if (opt.iterations) spec.iterations = opt.iterations;
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    if (!spec.profile.has(keys[k])) continue;
+    const cost::CostRange& r = spec.profile.get(keys[k]).range;
+    if (r.fixed()) continue;
+    const double f = factor(k, r);
+    if (f > 0 && f != 1.0) spec.profile.scale_mean(keys[k], f);
+  }
+  spec.profile.clear_used();
+  return spec;
+}
+
+// Runs task(point, variant) -> MetricMeans for every pair on the sweep executor; errors rethrown.
+template <class Spec>
+std::vector<std::vector<MetricMeans>> run_all(const scenario::PreparedScenario& p, std::size_t points, Spec spec_of,
+                                              const RunOptions& opt) {
+  const std::size_t nv = p.variants.size();
+  std::vector<std::vector<MetricMeans>> out(points, std::vector<MetricMeans>(nv));
+  std::vector<std::exception_ptr> errors(points * nv);
+  std::vector<std::size_t> todo(points * nv);
+  for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+  auto task = [&](std::size_t i) -> std::string {
+    const std::size_t pt = i / nv, vi = i % nv;
+    try {
+      const workload::RunSpec spec = spec_of(pt, p.variants[vi]);
+      const std::unique_ptr<workload::Workload> w = p.info->make();
+      out[pt][vi] = means_of(w->run(spec));
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+    return {};
+  };
+  sweep::ExecOptions eo;
+  eo.jobs = std::max(1u, opt.jobs);
+  sweep::local_executor()->run(todo, task, eo);
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<MetricMeans>> run_points(const scenario::PreparedScenario& p,
+                                                 const std::vector<UncertainCost>& costs,
+                                                 const std::vector<Point>& points, const RunOptions& opt) {
+  std::vector<std::string> keys;
+  for (const auto& c : costs) keys.push_back(c.key);
+  return run_all(
+      p, points.size(),
+      [&](std::size_t pt, const scenario::PreparedVariant& v) {
+        return moved_spec(
+            v, keys,
+            [&](std::size_t k, const cost::CostRange& r) { return points[pt][k] < 0 ? 1.0 : r.lo + points[pt][k] * (r.hi - r.lo); },
+            opt);
+      },
+      opt);
+}
+
+std::vector<std::vector<MetricMeans>> run_scaled(const scenario::PreparedScenario& p, const std::vector<std::string>& keys,
+                                                 const std::vector<std::vector<double>>& factors, const RunOptions& opt) {
+  return run_all(
+      p, factors.size(),
+      [&](std::size_t pt, const scenario::PreparedVariant& v) {
+        return moved_spec(v, keys, [&](std::size_t k, const cost::CostRange&) { return factors[pt][k]; }, opt);
+      },
+      opt);
+}
+
+}  // namespace ipilab::evidence

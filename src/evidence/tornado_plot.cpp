@@ -1,0 +1,102 @@
+#include "evidence/tornado_plot.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/file.h"
+
+namespace ipilab::evidence {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A label safe inside a gnuplot double-quoted string.
+std::string quoted(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+TornadoScript tornado_script(const scenario::ScenarioResult& r, const Sensitivity& s, const std::string& data_file,
+                             const std::string& image_file, bool png) {
+  TornadoScript out;
+  const std::size_t panels = std::max<std::size_t>(1, s.variants.size());
+  std::size_t rows_total = 0;
+  for (const auto& v : s.variants) rows_total += std::min(v.swings.size(), kTornadoRows) + 2;
+  const int height = static_cast<int>(std::max<std::size_t>(300, 60 + 22 * rows_total));
+  std::string& g = out.script;
+  g += png ? fmt::format("set terminal pngcairo size 1000,{} font ',10'\n", height)
+           : fmt::format("set terminal svg size 1000,{} font 'sans,10' background rgb 'white'\n", height);
+  g += "set termoption noenhanced\n";  // cost keys and variant names are plain text (no _ subscripts)
+  g += fmt::format("set output \"{}\"\n", quoted(image_file));
+  g += "set datafile separator '\\t'\nset style fill solid 0.8 noborder\nset grid x\nunset key\n";
+  g += fmt::format("set multiplot layout {},1 title \"{}: what decides the main metric (one cost at a time over its range)\"\n", panels,
+                   quoted(r.name));
+  for (std::size_t b = 0; b < s.variants.size(); ++b) {
+    const auto& v = s.variants[b];
+    const std::size_t n = std::min(v.swings.size(), kTornadoRows);
+    out.data += fmt::format("# {}\n", v.variant);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Swing& w = v.swings[i];
+      // y = n - i: the largest swing on top.
+      out.data += fmt::format("{}\t{:.6g}\t{:.6g}\t{:.6g}\t{} ({})\n", n - i, v.point, w.low, w.high, w.key, cost::class_name(w.cls));
+    }
+    if (n == 0) out.data += fmt::format("0\t{:.6g}\t{:.6g}\t{:.6g}\tnone\n", v.point, v.point, v.point);
+    out.data += "\n\n";
+    g += fmt::format("set title \"variant '{}': {} ({}), mean {:.6g}\"\n", quoted(v.variant), quoted(v.metric), quoted(v.unit), v.point);
+    g += fmt::format("set xlabel \"{} ({}); blue: the cost at its range's low end, red: at its high end\"\n", quoted(v.metric), quoted(v.unit));
+    double xmin = v.point, xmax = v.point;
+    for (std::size_t i = 0; i < n; ++i) {
+      xmin = std::min({xmin, v.swings[i].low, v.swings[i].high});
+      xmax = std::max({xmax, v.swings[i].low, v.swings[i].high});
+    }
+    const double pad = std::max(0.06 * (xmax - xmin), 1e-9 + 0.01 * std::fabs(v.point));
+    g += fmt::format("set xrange [{:.6g}:{:.6g}]\n", xmin - pad, xmax + pad);
+    g += fmt::format("set yrange [0.3:{}]\nset arrow 1 from {:.6g}, graph 0 to {:.6g}, graph 1 nohead dt 2 lc rgb 'black'\n", n + 0.7,
+                     v.point, v.point);
+    g += fmt::format("plot \"{0}\" index {1} using (($2+$3)/2):1:(($2<$3)?$2:$3):(($2<$3)?$3:$2):($1-0.35):($1+0.35):ytic(5) "
+                     "with boxxyerror lc rgb '#3b6fb6', \\\n"
+                     "     \"{0}\" index {1} using (($2+$4)/2):1:(($2<$4)?$2:$4):(($2<$4)?$4:$2):($1-0.35):($1+0.35) "
+                     "with boxxyerror lc rgb '#c0392b'\n",
+                     quoted(data_file), b);
+  }
+  g += "unset multiplot\n";
+  return out;
+}
+
+std::vector<scenario::RenderedPlot> render_tornados(const std::vector<scenario::ScenarioResult>& rs,
+                                                    const std::vector<const Sensitivity*>& s, const std::string& requested) {
+  scenario::check_plot_path(requested);
+  scenario::require_gnuplot();
+  const bool png = fs::path(requested).extension() == ".png";
+  const auto finals = scenario::plot_paths(rs, requested);
+  std::vector<scenario::RenderedPlot> done;
+  try {
+    scenario::PlotTempDir tmp;
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+      if (!s[i] || s[i]->variants.empty()) continue;
+      const fs::path data = tmp.path / fmt::format("tornado-{}.tsv", i);
+      const fs::path script = tmp.path / fmt::format("tornado-{}.gp", i);
+      scenario::RenderedPlot rp{scenario::temp_beside(finals[i]), finals[i]};
+      done.push_back(rp);
+      const TornadoScript ts = tornado_script(rs[i], *s[i], data.string(), rp.temp.string(), png);
+      write_file_atomically(data, ts.data);
+      write_file_atomically(script, ts.script);
+      scenario::run_gnuplot_script(script, tmp.path / "gnuplot.err");
+    }
+  } catch (...) {
+    scenario::discard_plots(done);
+    throw;
+  }
+  return done;
+}
+
+}  // namespace ipilab::evidence

@@ -1,0 +1,134 @@
+// The text and JSON of `ipilab validate` (validate.h).
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "evidence/report.h"
+#include "evidence/validate.h"
+#include "scenario/report_format.h"
+
+namespace ipilab::evidence {
+
+namespace rf = ipilab::scenario::report;
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+std::string number(double v) {
+  const double vals[] = {v};
+  return rf::format_fixed(v, rf::column_format(vals));
+}
+
+std::string profile_line(const ProfileSummary& p) {
+  return fmt::format("{} fitted value{}, {} figure{} fitted, {} predicted ({} within tolerance), {} published but not modelled",
+                     p.fitted_values.size(), p.fitted_values.size() == 1 ? "" : "s", p.fitted, p.fitted == 1 ? "" : "s", p.predicted,
+                     p.predicted_within, p.not_modelled);
+}
+
+std::string verdict(const ProfileSummary& p) {
+  if (p.fitted_values.empty() && p.predicted == 0) return "  no fitted values and no figures: nothing to validate\n";
+  if (p.predicted_within < p.predicted) return "  FAILED: a predicted figure is outside its tolerance\n";
+  if (p.predicted < p.fitted_values.size())
+    return rf::wrap("  NOT VALIDATED:",
+                    fmt::format("{} predicted figure{} for {} fitted value{}. A fit with as many values as figures reproduces "
+                                "them whatever the model's structure; {} more published figure{} that no value is fitted to "
+                                "{} needed, and this set has none yet.",
+                                p.predicted, p.predicted == 1 ? "" : "s", p.fitted_values.size(), p.fitted_values.size() == 1 ? "" : "s",
+                                p.fitted_values.size() - p.predicted, p.fitted_values.size() - p.predicted == 1 ? "" : "s",
+                                p.fitted_values.size() - p.predicted == 1 ? "is" : "are"),
+                    "    ");
+  return "  validated: at least as many predicted figures as fitted values, all within tolerance\n";
+}
+
+}  // namespace
+
+std::string format_validation(const Validation& v) {
+  std::string s = fmt::format("Validation set: {} ({} published figures)\n", v.file, v.figures.size());
+  if (v.draws) s += fmt::format("intervals: 90 % over the profiles' cost ranges, {} draws (ipilab run --uncertainty)\n", v.draws);
+  std::size_t fv = 0, ff = 0, fp = 0, fw = 0, nm = 0;
+  for (const auto& p : v.profiles) {
+    fv += p.fitted_values.size();
+    ff += p.fitted;
+    fp += p.predicted;
+    fw += p.predicted_within;
+    nm += p.not_modelled;
+    s += fmt::format("\nprofile {} ({}): {}\n", p.name, p.file, profile_line(p));
+    if (!p.fitted_values.empty()) s += rf::wrap("  fitted values:", fmt::format("{}", fmt::join(p.fitted_values, ", ")), "    ");
+    rf::Table t({"figure", "kind", "scenario / variant / metric", "published", "model", "error", "tolerance", "90 % interval", ""}, {0, 1, 2, 8});
+    bool any = false;
+    for (const auto& r : v.figures) {
+      const Figure& f = r.figure;
+      if (f.profile != p.name) continue;
+      any = true;
+      if (f.kind == FigureKind::NotModelled) {
+        t.add({f.id, "not-modelled", "—", fmt::format("{} {}", number(f.value), f.unit), "—", "", "", "", ""});
+        continue;
+      }
+      std::string interval, mark;
+      if (r.interval) {
+        interval = format_with_interval(r.model, *r.interval);
+        mark = r.interval->contains(f.value) ? "published value inside" : "published value outside";
+      }
+      if (f.kind == FigureKind::Predicted) mark = (r.within ? "✓ " : "✗ ") + mark;
+      t.add({f.id, std::string(kind_name(f.kind)), fmt::format("{} / {} / {}", f.scenario, f.variant, f.metric),
+             fmt::format("{} {}", number(f.value), f.unit), number(r.model), fmt::format("{:+.1f}%", r.error * 100),
+             f.kind == FigureKind::Predicted ? rf::format_tolerance(f.tolerance) : "", interval, mark});
+    }
+    if (any) s += t.render("  ");
+    for (const auto& r : v.figures)
+      if (r.figure.profile == p.name && r.figure.kind == FigureKind::NotModelled)
+        s += rf::wrap(fmt::format("  {} not modelled:", r.figure.id), r.figure.reason, "    ");
+    s += verdict(p);
+  }
+  s += fmt::format("\noverall: {} fitted values, {} figures fitted, {} predicted ({} within tolerance), {} not modelled; {}\n", fv, ff, fp, fw, nm,
+                   v.pass() ? "every prediction within its tolerance" : "PREDICTIONS OUTSIDE THEIR TOLERANCE");
+  std::size_t short_of = 0;
+  for (const auto& p : v.profiles)
+    if (p.predicted < p.fitted_values.size()) ++short_of;
+  if (short_of)
+    s += fmt::format("{} of {} profiles have fewer predicted figures than fitted values: not validated (see above)\n", short_of, v.profiles.size());
+  return s;
+}
+
+ojson validation_json(const Validation& v) {
+  ojson profiles = ojson::array();
+  for (const auto& p : v.profiles)
+    profiles.push_back({{"profile", p.name},
+                        {"file", p.file},
+                        {"fitted_values", p.fitted_values},
+                        {"figures_fitted", p.fitted},
+                        {"figures_predicted", p.predicted},
+                        {"predicted_within", p.predicted_within},
+                        {"not_modelled", p.not_modelled},
+                        {"validated", p.validated()}});
+  ojson figs = ojson::array();
+  for (const auto& r : v.figures) {
+    const Figure& f = r.figure;
+    ojson j = {{"id", f.id}, {"profile", f.profile}, {"kind", kind_name(f.kind)}, {"figure", f.figure},
+               {"published", f.value}, {"unit", f.unit}, {"source", f.source}};
+    if (f.kind == FigureKind::NotModelled) {
+      j["reason"] = f.reason;
+    } else {
+      j["scenario"] = f.scenario;
+      j["variant"] = f.variant;
+      j["metric"] = f.metric;
+      j["stat"] = f.stat;
+      j["model"] = r.model;
+      j["error"] = r.error;
+      if (f.kind == FigureKind::Fitted) j["fitted_into"] = f.fitted_into;
+      if (f.kind == FigureKind::Predicted) {
+        j["tolerance"] = f.tolerance;
+        j["tolerance_reason"] = f.tolerance_reason;
+        j["within"] = r.within;
+        if (r.interval) {
+          j["interval"] = ojson::array({r.interval->lo, r.interval->hi});
+          j["interval_contains_published"] = r.interval->contains(f.value);
+        }
+      }
+    }
+    figs.push_back(std::move(j));
+  }
+  return {{"file", v.file}, {"draws", v.draws}, {"pass", v.pass()}, {"profiles", std::move(profiles)}, {"figures", std::move(figs)}};
+}
+
+}  // namespace ipilab::evidence
