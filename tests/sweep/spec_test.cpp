@@ -123,6 +123,8 @@ TEST(SweepSpec, ErrorsNameFileLineColumnAndKey) {
   EXPECT_THAT(error_of(std::string(kHead) + ax + "[[skip]]\nwhen = { n = 4 }\n"), HasSubstr("skip[0].reason: missing"));
   EXPECT_THAT(error_of(std::string(kHead) + ax + "[[plot]]\nx = \"n\"\nvalue = \"p42\"\n"),
               HasSubstr("plot[0].value: 'p42' is not mean"));
+  EXPECT_THAT(error_of(std::string(kHead) + ax + "[[plot]]\nx = \"n\"\nvalue = \"counter.lots\"\n"),
+              HasSubstr("plot[0].value: 'lots' names no counter; did you mean 'lost'? (the counters: 'ipilab list --counters')"));
   EXPECT_THAT(error_of(std::string(kHead) + "[[axis]]\nkey = \"vm.vcpus\"\nrange = { from = 1, to = 1e9, step = 1 }\n"),
               HasSubstr("more than 100000 values"));
   EXPECT_THAT(error_of(std::string(kHead) + "[[axis]]\nkey = \"vm.vcpus\"\nrange = { from = 8, to = 4, step = 1 }\n"),
