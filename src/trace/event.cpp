@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
+
+#include "trace/tracepoints.h"
 
 namespace ipilab::trace {
 
@@ -54,11 +57,10 @@ IpiKind kind_from_arm_reason(std::string_view reason) {
 }
 
 std::optional<IpiKind> kind_from_vector_event(std::string_view base) {
-  if (base == "reschedule") return IpiKind::Reschedule;
-  if (base == "call_function") return IpiKind::CallFunction;
-  if (base == "call_function_single") return IpiKind::CallFunctionSingle;
-  if (base == "irq_work") return IpiKind::IrqWork;
-  return std::nullopt;
+  // The irq_vectors rows of the tracepoint table: "<base>_entry".
+  const Tracepoint* t = find_tracepoint(std::string(base) + "_entry", "irq_vectors");
+  if (!t || t->type != EventType::VectorEntry) return std::nullopt;
+  return t->kind;
 }
 
 std::string_view normalize_symbol(std::string_view text) {
