@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/parse_errors.h"
 #include "common/error.h"
+#include "common/output.h"
 
 #ifndef IPILAB_VERSION
 #define IPILAB_VERSION "0.0.0"
@@ -19,7 +20,8 @@ namespace {
 constexpr const char* kExitStatuses = R"(Exit statuses:
   0  success
   1  internal error, or a check you asked for failed
-  2  bad input: command line, scenario, profile, trace or hex (the message names the place)
+  2  bad input: command line, scenario, profile, trace or hex (the message names the place),
+     or an output that cannot be written (a full disk, a missing folder)
   3  this machine cannot do it (no /dev/kvm, no permission, no tracefs))";
 
 // CLI11 reads "-1" into an unsigned option as 2^64 - 1; refuse a negative number for every one.
@@ -39,9 +41,7 @@ void refuse_negative_unsigned(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_negative_unsigned(*sub);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_main(int argc, char** argv) {
   CLI::App app{
       "ipilab: models, emulates and measures inter-processor interrupt (IPI) delivery in virtual machines.\n"
       "Hyper-V enlightened IPIs (HvCallSendSyntheticClusterIpi[Ex]) and GICv4.1 direct vSGI (GITS_SGIR),\n"
@@ -88,4 +88,18 @@ int main(int argc, char** argv) {
     return static_cast<int>(ipilab::ExitStatus::Failure);
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ipilab::output::install_checked_stdout();
+  ipilab::output::install_cleanup();
+  int rc = run_main(argc, argv);
+  // Output lost on the way (a full disk, a closed pipe) is a failure, whatever the command did.
+  if (const std::string err = ipilab::output::finish_stdout(); !err.empty()) {
+    fmt::print(stderr, "ipilab: error: {}\n", err);
+    if (rc == 0) rc = static_cast<int>(ipilab::ExitStatus::BadInput);
+  }
+  return rc;
 }

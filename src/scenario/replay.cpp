@@ -73,11 +73,10 @@ nlohmann::json stats_json(const sim::Histogram& h, double scale) {
 
 void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream& err) {
   check_timeline_options(a.timeline);
-  if (!a.json.empty() && a.json != "-") {
-    const auto dir = std::filesystem::path(a.json).parent_path();
-    std::error_code ec;
-    if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
-      throw InputError("--json", fmt::format("folder '{}' does not exist", dir.string()));
+  {
+    std::vector<output::OutputRequest> outs = {{"--json", a.json, true}};
+    for (auto& r : output_requests(a.timeline)) outs.push_back(std::move(r));
+    output::check_outputs(outs, {{"TRACE", a.trace}, {"--scenario", resolve_scenario(a.scenario)}});
   }
   // 1. The scenario (validated in full before anything runs).
   RunOverrides ov;
@@ -131,7 +130,8 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream&
                        fmt::format("ipilab replay {}", std::filesystem::path(a.trace).filename().string()));
   for (auto& v : ps.variants) timeline.observe(v.spec, ps.name, v.name, ps.info->default_mechanism);
   for (auto& v : ps.variants) rows.push_back({v.name, workload::replay(v.spec, sends, ps.info->default_mechanism)});
-  err << timeline.write() << std::flush;
+  output::OutputSet files_out;  // the timeline and the JSON, renamed together at the end
+  const std::string timeline_note = timeline.write(files_out);
 
   // The architecture the trace was recorded on against each variant's mechanism's.
   std::vector<std::string> warnings;
@@ -226,13 +226,12 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream&
          "  mechanism would give for the same sends, at the same times, on the scenario's host and profile.\n";
 
   for (const auto& w : warnings) err << "ipilab: warning: " << w << "\n";
-  if (!a.json.empty()) {
-    const std::string doc = j.dump(2) + "\n";
-    if (a.json == "-") {
-      out << doc;
-      return;
-    }
-    write_file_atomically(a.json, doc);
+  if (!a.json.empty() && a.json != "-") files_out.write(a.json, "--json", j.dump(2) + "\n");
+  files_out.commit_all();
+  err << timeline_note << std::flush;
+  if (a.json == "-") {
+    out << j.dump(2) << "\n";
+    return;
   }
   out << txt;
 }

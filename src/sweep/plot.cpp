@@ -22,27 +22,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                    "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
-
-std::string gp_quote(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') out += "''";
-    else if (c == '\n') out += ' ';
-    else out += c;
-  }
-  return out + "'";
-}
-
-std::string dq_body(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c == '\n' ? ' ' : c;
-  }
-  return out;
-}
+using output::gp_quote;
+std::string dq_body(std::string_view s) { return output::gp_double_quoted_body(s); }
 
 std::string safe_name(std::string s) {
   for (char& c : s)
@@ -200,7 +181,7 @@ SweepPlotScript line_script(const SweepRun& r, const PlotSpec& p, const std::str
     const std::string t = p.second ? fmt::format("{}={}", s.axes[*p.second].name, s.axes[*p.second].values[l].label)
                                    : value_label(r, p.value);
     sc += fmt::format("{} index {} using 1:2 with linespoints lw 2 pt {} ps 0.9 lc rgb '{}' dt {} title {}", gp_quote(data_file),
-                      l, 5 + static_cast<int>(l % 4) * 2, kColours[l % 10], l % 4 + 1, gp_quote(t));
+                      l, 5 + static_cast<int>(l % 4) * 2, output::series_colour(l), l % 4 + 1, gp_quote(t));
   }
   sc += "\n";
   ps.script = std::move(sc);
@@ -291,29 +272,6 @@ SweepPlotScript heatmap_script(const SweepRun& r, const PlotSpec& p, const std::
   return ps;
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "ipilab-sweep-plot-XXXXXX").string();
-    if (!::mkdtemp(templ.data())) throw std::runtime_error(fmt::format("cannot create a temporary folder: {}", std::strerror(errno)));
-    path = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
-
-fs::path temp_beside(const fs::path& final) {
-  std::string templ = final.string() + ".tmp-XXXXXX";
-  const int fd = ::mkstemp(templ.data());
-  if (fd < 0) throw InputError("--plot", fmt::format("cannot write beside {}: {}", final.string(), std::strerror(errno)));
-  ::close(fd);
-  return templ;
-}
-
 }  // namespace
 
 std::vector<PlotSpec> default_plots(const Spec& s) {
@@ -356,33 +314,27 @@ SweepPlotScript plot_script(const SweepRun& r, const PlotSpec& p, const std::str
   return line_script(r, p, data_file, image_file, png);
 }
 
-std::vector<scenario::RenderedPlot> render_plots(const SweepRun& r, const std::vector<PlotSpec>& plots, const fs::path& requested,
-                                                 std::vector<std::string>& notes) {
-  scenario::check_plot_path(requested);
-  scenario::require_gnuplot();
-  const bool png = requested.extension() == ".png";
+std::vector<fs::path> render_plots(const SweepRun& r, const std::vector<PlotSpec>& plots, const fs::path& requested,
+                                   std::vector<std::string>& notes, output::OutputSet& outs) {
+  const output::ImageFormat format = output::image_format_of(requested, "--plot");
+  const bool png = format == output::ImageFormat::Png;
+  output::require_gnuplot("--plot");
   const auto files = plot_files(plots, requested);
-  std::vector<scenario::RenderedPlot> done;
-  try {
-    TempDir tmp;
-    for (std::size_t i = 0; i < plots.size(); ++i) {
-      const fs::path data = tmp.path / fmt::format("data-{}.txt", i);
-      const fs::path script = tmp.path / fmt::format("plot-{}.gp", i);
-      const SweepPlotScript probe = plot_script(r, plots[i], data.string(), "", png);
-      if (probe.empty) {
-        notes.push_back(fmt::format("plot '{}' not drawn: no point it shows has a value", plots[i].name));
-        continue;
-      }
-      scenario::RenderedPlot rp{temp_beside(files[i]), files[i]};
-      done.push_back(rp);
-      const SweepPlotScript ps = plot_script(r, plots[i], data.string(), rp.temp.string(), png);
-      write_file_atomically(data, ps.data);
-      write_file_atomically(script, ps.script);
-      scenario::run_gnuplot_script(script, tmp.path / "gnuplot.err");
+  std::vector<fs::path> done;
+  output::TempDir tmp("ipilab-sweep-plot");
+  for (std::size_t i = 0; i < plots.size(); ++i) {
+    const fs::path data = tmp.file(fmt::format("data-{}.txt", i));
+    if (plot_script(r, plots[i], data.string(), "", png).empty) {
+      notes.push_back(fmt::format("plot '{}' not drawn: no point it shows has a value", plots[i].name));
+      continue;
     }
-  } catch (...) {
-    scenario::discard_plots(done);
-    throw;
+    output::AtomicFile& image = outs.add(files[i], "--plot");
+    output::render(image, format, tmp, "--plot", [&](const std::string& image_file) {
+      const SweepPlotScript ps = plot_script(r, plots[i], data.string(), image_file, png);
+      tmp.write(data.filename().string(), ps.data);
+      return ps.script;
+    });
+    done.push_back(files[i]);
   }
   return done;
 }
