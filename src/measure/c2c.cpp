@@ -137,6 +137,10 @@ C2cMatrix measure_c2c(const C2cConfig& cfg) {
   for (unsigned pu : m.pus)
     if (pu >= topo.pu_count())
       throw InputError("--cpus", fmt::format("PU {} does not exist (this machine has {})", pu, topo.pu_count()));
+  for (std::size_t i = 0; i < m.pus.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (m.pus[i] == m.pus[j])
+        throw InputError("--cpus", fmt::format("CPU {} is named twice: a CPU against itself is no core-to-core latency", m.pus[i]));
   if (m.pus.size() < 2) throw UnavailableError("core-to-core latency needs at least 2 CPUs");
   const std::size_t n = m.pus.size();
   const double nan = std::numeric_limits<double>::quiet_NaN();
