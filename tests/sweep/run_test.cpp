@@ -335,6 +335,8 @@ TEST(SweepPlot, LineAndHeatmapScriptsCarryTheValuesUnitsAndGaps) {
   EXPECT_THAT(ls.script, HasSubstr("set title \"small: small\\nits=post-seed; 300 iterations per point"));
   EXPECT_THAT(ls.data, HasSubstr("# 2\n0 "));
   EXPECT_THAT(ls.data, HasSubstr("2 NaN\n"));  // 2 sockets, socket:3: skipped
+  // A series that stops says why in its legend.
+  EXPECT_THAT(ls.script, HasSubstr("title 'sockets=2 (no value from socket:3 on: skipped)'"));
   PlotSpec hm;
   hm.kind = PlotSpec::Kind::Heatmap;
   hm.x = 1;
