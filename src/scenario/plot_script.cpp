@@ -163,8 +163,16 @@ PlotScript plot_script(const ScenarioResult& r, const std::string& data_file, co
       std::size_t first = j;
       while (first > 0 && m.histogram.percentile(grid[first - 1]) == x) --first;
       const double px = j ? m.histogram.percentile(grid[j - 1]) : x;
-      if (last > first) y = (grid[first] + grid[last]) / 2;
-      else y = j == 0 || x == px ? grid[j] : grid[j - 1] + (grid[j] - grid[j - 1]) * (mean_ps - px) / (x - px);
+      // On the segment gnuplot draws from (px, q[j-1]) to (x, q[j]): straight on the screen, so
+      // interpolated in log x on a logarithmic axis. Only a mean equal to a repeated value sits on
+      // the vertical jump, at its middle.
+      const bool on_jump = last > first && x == mean_ps;
+      const bool logs = ps.log_x && px > 0 && mean_ps > 0;
+      const double t = x == px ? 1.0
+                       : logs  ? (std::log(mean_ps) - std::log(px)) / (std::log(x) - std::log(px))
+                               : (mean_ps - px) / (x - px);
+      if (on_jump) y = (grid[first] + grid[last]) / 2;
+      else y = j == 0 ? grid[j] : grid[j - 1] + (grid[j] - grid[j - 1]) * t;
       break;
     }
     ps.data += fmt::format("# mean of {}\n{:.6g} {:.6g}\n\n\n", r.variants[i].name, m.summary.mean / div, y);
