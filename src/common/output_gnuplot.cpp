@@ -58,12 +58,8 @@ fs::path TempDir::write(const std::string& name, std::string_view content) {
 // ---------------------------------------------------------------------------------------------
 
 const char* extension(ImageFormat f) {
-  switch (f) {
-    case ImageFormat::Png: return ".png";
-    case ImageFormat::Svg: return ".svg";
-    case ImageFormat::Pdf: return ".pdf";
-  }
-  return "";
+  static constexpr const char* kExtensions[] = {".png", ".svg", ".pdf"};  // in the order of ImageFormat
+  return kExtensions[static_cast<std::size_t>(f)];
 }
 
 ImageFormat image_format_of(const fs::path& path, std::string_view option, std::vector<ImageFormat> allowed) {
