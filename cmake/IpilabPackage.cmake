@@ -8,10 +8,12 @@ set(CPACK_PACKAGE_VENDOR "ipilab")
 set(CPACK_PACKAGE_CONTACT "ipilab developers <ipilab@users.noreply.invalid>")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "models, emulates and measures IPI delivery in virtual machines")
+# Lines under 80 columns (Debian policy 5.6.13: the extended description is shown unwrapped).
 string(CONCAT CPACK_PACKAGE_DESCRIPTION
-    "ipilab executes Hyper-V enlightened IPIs (HvCallSendSyntheticClusterIpi[Ex]) and GICv4.1 direct vSGI "
-    "injection bit-exactly, with the Linux guest policies before and after each upstream change; simulates "
-    "them on multi-socket hosts with a cost model whose every value carries its source; measures real IPI "
+    "ipilab executes Hyper-V enlightened IPIs (HvCallSendSyntheticClusterIpi[Ex])\n"
+    "and GICv4.1 direct vSGI injection bit-exactly, with the Linux guest policies\n"
+    "before and after each upstream change; simulates them on multi-socket hosts\n"
+    "with a cost model whose every value carries its source; measures real IPI\n"
     "costs in KVM guests; and reads real Linux ftrace IPI traces.")
 set(CPACK_STRIP_FILES ON)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)

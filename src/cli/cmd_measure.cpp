@@ -247,14 +247,14 @@ void run(const Opts& o, unsigned which) {
   }
   if (!o.base.empty() && o.profile_out.empty() && !o.compare)
     throw InputError("--base", "only means something with --profile-out or --compare");
-  measure::check_outputs({{"--json", o.json, true},
+  output::check_outputs({{"--json", o.json, true},
                           {"--csv", o.csv, false},
                           {"--heatmap", o.heatmap, false},
-                          {"--profile-out", o.profile_out, false}});
+                          {"--profile-out", o.profile_out, false}},
+                         {{"--from", o.from}, {"--base", o.base}});
   if (!o.heatmap.empty()) {
     measure::image_format_of(o.heatmap, "--heatmap");
-    if (!measure::gnuplot_available())
-      throw UnavailableError("gnuplot is not installed (Debian: gnuplot-nox); --heatmap needs it");
+    output::require_gnuplot("--heatmap");
   }
   std::optional<measure::BaseProfile> base;
   if (!o.profile_out.empty() || o.compare) base = measure::load_base_profile(o.base.empty() ? kDefaultBase : o.base);
@@ -307,18 +307,21 @@ void run(const Opts& o, unsigned which) {
     if (!o.from.empty()) fmt::print("Recorded measurement: {}\n", o.from);
     std::fputs(measure::to_table(r).c_str(), stdout);
     if (o.compare && model) std::fputs(("\n" + measure::compare_table(*model)).c_str(), stdout);
-    if (!o.json.empty()) write_file_atomically(o.json, j.dump(2) + "\n");
   }
   std::fflush(stdout);
+  // Every file to its temporary file first, renamed together once all were written.
+  output::OutputSet files_out;
+  if (!json_stdout && !o.json.empty()) files_out.write(o.json, "--json", j.dump(2) + "\n");
+  if (base && !o.profile_out.empty()) files_out.write(o.profile_out, "--profile-out", profile_text);
+  if (r.c2c && !o.csv.empty()) files_out.write(o.csv, "--csv", measure::c2c_csv(*r.c2c));
+  if (r.c2c && !o.heatmap.empty()) measure::c2c_heatmap(*r.c2c, o.heatmap, files_out);
+  files_out.commit_all();
   if (base && !o.profile_out.empty()) {
-    write_file_atomically(o.profile_out, profile_text);
     fmt::print(stderr, "ipilab: wrote {} (measured entries{} over '{}'; run it: ipilab run this-host --profile {})\n",
                o.profile_out,
                model && !model->fitted_entries.empty() ? fmt::format(" and {} fitted", model->fitted_entries.size()) : "",
                base->reference, o.profile_out);
   }
-  if (r.c2c && !o.csv.empty()) write_file_atomically(o.csv, measure::c2c_csv(*r.c2c));
-  if (r.c2c && !o.heatmap.empty()) measure::c2c_heatmap(*r.c2c, o.heatmap);
   const auto failed = r.failed_cases();
   if (!failed.empty()) {
     std::string names;

@@ -45,7 +45,14 @@ failed, 3 when --plot has no gnuplot, 130 when interrupted.)";
 
 std::atomic<bool> g_stop{false};
 
-extern "C" void on_sigint(int) { g_stop.store(true); }
+struct sigaction g_previous_sigint {};  // ipilab's cleanup handler (common/output.h)
+
+// Ctrl-C once stops starting points; the handler before it comes back, so a second Ctrl-C ends the
+// process at once (still removing temporary files).
+extern "C" void on_sigint(int) {
+  g_stop.store(true);
+  ::sigaction(SIGINT, &g_previous_sigint, nullptr);
+}
 
 int status_of(const std::exception_ptr& ep) {
   try {
@@ -92,12 +99,11 @@ void add_sweep_command(CLI::App& root) {
     if (seed_opt->count()) o.seed = *seed;
     o.progress = !*no_progress && (*progress || ::isatty(2) == 1);
     o.stop = &g_stop;
-    // Ctrl-C once: stop starting points (SA_RESETHAND: a second Ctrl-C ends the process at once).
+    // Ctrl-C once: stop starting points (on_sigint).
     struct sigaction sa {};
     sa.sa_handler = on_sigint;
-    sa.sa_flags = SA_RESETHAND;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGINT, &sa, &g_previous_sigint);
 
     std::unique_ptr<sweep::Executor> exec =
         sweep::launched_ranks() > 1 ? sweep::mpi_executor() : sweep::local_executor();
@@ -112,7 +118,7 @@ void add_sweep_command(CLI::App& root) {
     }
     const bool is_root = exec->is_root();
     exec.reset();  // MPI_Finalize on every rank, whatever happened
-    signal(SIGINT, SIG_DFL);
+    sigaction(SIGINT, &g_previous_sigint, nullptr);
     if (ep) {
       if (is_root) std::rethrow_exception(ep);  // main() prints it and maps it to the exit status
       std::exit(status_of(ep));                 // the root reports; other ranks only exit alike

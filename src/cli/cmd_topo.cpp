@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/output.h"
 #include "common/file.h"
 #include "measure/c2c.h"
 #include "topology/discover.h"
@@ -67,6 +68,7 @@ void add_topo_command(CLI::App& root) {
       ->check(CLI::Range(1u, 100'000u));
   cmd->callback([opts] {
     if (opts->json && opts->toml) throw InputError("--json/--toml", "choose one output form");
+    output::check_outputs({{"--out", opts->out, false}}, {{"--file", opts->file}});
     topology::Host host;
     if (!opts->preset.empty()) {
       host = topology::load_preset(opts->preset);
@@ -92,7 +94,7 @@ void add_topo_command(CLI::App& root) {
                       "means over the measured CPU pairs", m.round_trips, m.samples),
           ids.size() <= 64);
     }
-    if (!opts->out.empty()) write_file_atomically(opts->out, topology::to_toml(host));
+    if (!opts->out.empty()) output::write_file(opts->out, topology::to_toml(host), "--out");
     if (opts->json) {
       std::fputs((topology::to_json(host).dump(2) + "\n").c_str(), stdout);
     } else if (opts->toml) {

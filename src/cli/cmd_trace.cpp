@@ -120,11 +120,12 @@ Examples:
 
 void run_trace(const TraceArgs& args) {
   // Check every option before the (possibly long) analysis.
-  if (!args.plot.empty()) {
-    const std::string ext = std::filesystem::path(args.plot).extension().string();
-    if (ext != ".svg" && ext != ".png")
-      throw InputError("--plot", fmt::format("'{}': the file name must end in .svg or .png", args.plot));
-  }
+  if (!args.plot.empty()) output::image_format_of(args.plot, "--plot");
+  output::check_outputs({{"--json", args.json, true},
+                         {"--plot", args.plot, false},
+                         {"--events", args.events, false},
+                         {"--perfetto", args.perfetto, false}},
+                        {{"FILE", args.file == "-" ? std::string() : args.file}});
   trace::AnalysisOptions opt;
   opt.pair_limit_ns = parse_duration_ns(args.pair_limit, "--pair-limit");
   const trace::RowFormat rows = args.events.empty() ? trace::RowFormat::Csv : trace::row_format(args.events);
@@ -138,23 +139,28 @@ void run_trace(const TraceArgs& args) {
   const trace::ReadInfo info = trace::analyse_trace(
       args.file, analysis, args.buffer_given ? std::optional<std::string>(args.buffer) : std::nullopt);
   const auto buffers = analysis.buffers();
+  // Every file to its temporary file first; renamed together only when all were written.
+  output::OutputSet files_out;
   if (!args.plot.empty()) {
     if (buffers.size() > 1)
       throw InputError("--plot", "this trace has IPI events in several buffers: pick one with --buffer NAME");
-    trace::plot_trace(*buffers.front().second, args.plot);
+    trace::plot_trace(*buffers.front().second, args.plot, files_out);
   }
+  std::string doc;
+  if (!args.json.empty())
+    doc = trace::report_json(analysis, info, name).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (!args.json.empty() && args.json != "-") files_out.write(args.json, "--json", doc);
+  exports.prepare();
+  files_out.prepare_all();
   exports.commit();
+  files_out.commit_all();
   if (!args.perfetto.empty())
     fmt::print(stderr, "ipilab: wrote {} ({} flows send -> arrival); open it in ui.perfetto.dev\n", args.perfetto,
                exports.flows());
   if (!args.events.empty()) fmt::print(stderr, "ipilab: wrote {} ({} rows)\n", args.events, exports.rows());
-  if (!args.json.empty()) {
-    const std::string doc = trace::report_json(analysis, info, name).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    if (args.json == "-") {
-      std::fputs(doc.c_str(), stdout);
-      return;
-    }
-    write_file_atomically(args.json, doc);
+  if (args.json == "-") {
+    std::fputs(doc.c_str(), stdout);
+    return;
   }
   std::fputs(trace::report_text(analysis, info, name).c_str(), stdout);
 }

@@ -1,6 +1,7 @@
 // ipilab — entry point: builds the CLI11 command tree and maps errors to exit statuses.
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -9,6 +10,8 @@
 #include "cli/commands.h"
 #include "cli/parse_errors.h"
 #include "common/error.h"
+#include "common/number.h"
+#include "common/output.h"
 
 #ifndef IPILAB_VERSION
 #define IPILAB_VERSION "0.0.0"
@@ -19,29 +22,39 @@ namespace {
 constexpr const char* kExitStatuses = R"(Exit statuses:
   0  success
   1  internal error, or a check you asked for failed
-  2  bad input: command line, scenario, profile, trace or hex (the message names the place)
+  2  bad input: command line, scenario, profile, trace or hex (the message names the place),
+     or an output that cannot be written (a full disk, a missing folder)
   3  this machine cannot do it (no /dev/kvm, no permission, no tracefs))";
 
-// CLI11 reads "-1" into an unsigned option as 2^64 - 1; refuse a negative number for every one.
-void refuse_negative_unsigned(CLI::App& app) {
+// Every numeric option goes through the one number parser (common/number.h): NaN, infinities,
+// trailing characters, out-of-range and negative values for unsigned options (CLI11 would read
+// "-1" as 2^64 - 1) are refused with the reason.
+void check_numbers(CLI::App& app) {
   for (CLI::Option* o : app.get_options()) {
-    if (o->get_type_name().rfind("UINT", 0) != 0) continue;
+    const std::string type = o->get_type_name();
+    std::optional<ipilab::number::Kind> kind;
+    if (type.rfind("UINT", 0) == 0) kind = ipilab::number::Kind::Unsigned;
+    else if (type.rfind("INT", 0) == 0) kind = ipilab::number::Kind::Signed;
+    else if (type.rfind("FLOAT", 0) == 0) kind = ipilab::number::Kind::Real;
+    if (!kind) continue;
     const bool seed = o->check_lname("seed");
     o->check(CLI::Validator(
-        [seed](std::string& v) -> std::string {
-          const auto b = v.find_first_not_of(" \t");
-          if (b == std::string::npos || v[b] != '-') return {};
-          return seed ? v + " is negative: a seed is a whole number from 0 to 18446744073709551615"
-                      : v + " is negative: a whole number (0 or more) is expected";
+        [seed, k = *kind](std::string& v) -> std::string {
+          std::string p = ipilab::number::problem(v, k);
+          if (seed && !p.empty() && !v.empty() && v[0] == '-')
+            return v + " is negative: a seed is a whole number from 0 to 18446744073709551615";
+          return p;
         },
         ""));
   }
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_negative_unsigned(*sub);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) check_numbers(*sub);
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_main(int argc, char** argv) {
   CLI::App app{
       "ipilab: models, emulates and measures inter-processor interrupt (IPI) delivery in virtual machines.\n"
       "Hyper-V enlightened IPIs (HvCallSendSyntheticClusterIpi[Ex]) and GICv4.1 direct vSGI (GITS_SGIR),\n"
@@ -65,7 +78,7 @@ int main(int argc, char** argv) {
   ipilab::cli::add_validate_command(app);
   ipilab::cli::add_calibrate_command(app);
   ipilab::cli::add_help_commands(app, kExitStatuses);
-  refuse_negative_unsigned(app);
+  check_numbers(app);
 
   try {
     app.parse(argc, argv);
@@ -74,7 +87,13 @@ int main(int argc, char** argv) {
       return 0;
     }
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    if (e.get_exit_code() == 0) {  // --help, --version
+      if (const std::string bad = ipilab::cli::unknown_command_before_help(app, argc, argv); !bad.empty()) {
+        fmt::print(stderr, "{}", bad);
+        return static_cast<int>(ipilab::ExitStatus::BadInput);
+      }
+      return app.exit(e);
+    }
     fmt::print(stderr, "{}", ipilab::cli::parse_error_message(app, e));
     return static_cast<int>(ipilab::ExitStatus::BadInput);
   } catch (const ipilab::InputError& e) {
@@ -91,4 +110,18 @@ int main(int argc, char** argv) {
     return static_cast<int>(ipilab::ExitStatus::Failure);
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ipilab::output::install_checked_stdout();
+  ipilab::output::install_cleanup();
+  int rc = run_main(argc, argv);
+  // Output lost on the way (a full disk, a closed pipe) is a failure, whatever the command did.
+  if (const std::string err = ipilab::output::finish_stdout(); !err.empty()) {
+    fmt::print(stderr, "ipilab: error: {}\n", err);
+    if (rc == 0) rc = static_cast<int>(ipilab::ExitStatus::BadInput);
+  }
+  return rc;
 }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/number.h"
 #include "common/suggest.h"
 
 namespace ipilab::cli {
@@ -114,8 +115,16 @@ std::string reworded(const CLI::App& cmd, std::string what) {
   std::smatch m;
   // CLI::Range: "--jobs: Value 0 not in range 1 to 4096"
   static const std::regex range(R"(^(\S+): Value (\S+) not in range (\S+) to (\S+)$)");
-  if (std::regex_match(what, m, range))
+  if (std::regex_match(what, m, range)) {
+    // CLI::Range says "not in range" for a value that is no number at all: say what it is.
+    const CLI::Option* o = cmd.get_option_no_throw(m[1].str());
+    const std::string type = o ? o->get_type_name() : std::string();
+    const number::Kind kind = type.rfind("FLOAT", 0) == 0  ? number::Kind::Real
+                              : type.rfind("INT", 0) == 0 ? number::Kind::Signed
+                                                          : number::Kind::Unsigned;
+    if (const std::string p = number::problem(m[2].str(), kind); !p.empty()) return fmt::format("{}: {}", m[1].str(), p);
     return fmt::format("{}: {} is outside the range {} to {}", m[1].str(), m[2].str(), m[3].str(), m[4].str());
+  }
   // "--vcpus excludes --vps"
   static const std::regex excludes(R"(^(\S+) excludes (\S+)$)");
   if (std::regex_match(what, m, excludes))
@@ -131,6 +140,11 @@ std::string reworded(const CLI::App& cmd, std::string what) {
                        : type == "FLOAT"           ? "number"
                                                    : "valid value" + (type.empty() ? "" : " (" + type + ")"));
   }
+  // "--json: At Most 1 required but received 2"
+  static const std::regex at_most(R"(^(\S+): At Most (\d+) required but received (\d+)$)");
+  if (std::regex_match(what, m, at_most))
+    return m[2].str() == "1" ? fmt::format("{} is given {} times: give it once", m[1].str(), m[3].str())
+                             : fmt::format("{} is given {} times: at most {}", m[1].str(), m[3].str(), m[2].str());
   // "--seed: 1 required UINT missing"
   static const std::regex missing(R"(^(\S+): \d+ required (\S+) missing$)");
   if (std::regex_match(what, m, missing))
@@ -139,6 +153,34 @@ std::string reworded(const CLI::App& cmd, std::string what) {
 }
 
 }  // namespace
+
+std::string unknown_command_before_help(const CLI::App& root, int argc, char** argv) {
+  const CLI::App* cmd = &root;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") break;
+    if (a.size() > 1 && a[0] == '-') {
+      if (a.find('=') != std::string::npos || a.rfind("--", 0) != 0) continue;
+      const CLI::Option* o = cmd->get_option_no_throw(a);
+      if (o && o->get_type_size() != 0 && o->get_items_expected_min() > 0) ++i;  // its value
+      continue;
+    }
+    const CLI::App* sub = nullptr;
+    for (const CLI::App* s : cmd->get_subcommands([](const CLI::App*) { return true; }))
+      if (s->check_name(a)) sub = s;
+    if (sub) {
+      cmd = sub;
+      continue;
+    }
+    bool positionals = false;
+    for (const CLI::Option* o : cmd->get_options())
+      if (o->get_positional()) positionals = true;
+    if (positionals || cmd->get_subcommands(visible).empty()) return {};
+    return fmt::format("ipilab: error: {}\nRun '{} --help' for more.\n", extras_reason(root, *cmd, {a}),
+                       full_name(*cmd));
+  }
+  return {};
+}
 
 std::string parse_error_message(const CLI::App& root, const CLI::ParseError& e) {
   const CLI::App& cmd = deepest(root);

@@ -19,4 +19,8 @@ namespace ipilab::cli {
 /// after the failed parse: the deepest command it recorded is the one the message is about.
 std::string parse_error_message(const CLI::App& root, const CLI::ParseError& e);
 
+/// For `--help` after a word that is no command ("ipilab nosuch --help", "ipilab kvm call --help"):
+/// the message naming it (as parse_error_message), else "" (help is printed as asked).
+std::string unknown_command_before_help(const CLI::App& root, int argc, char** argv);
+
 }  // namespace ipilab::cli

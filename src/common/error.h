@@ -3,7 +3,7 @@
 // Contract: bad input from a user (a malformed scenario, a truncated trace, bad hex on the command line)
 // is reported by throwing InputError with the *place* (file:line:key, argument name, byte offset) and
 // the *reason*. The CLI prints "ipilab: error: <place>: <reason>" and exits with ExitStatus::BadInput.
-// Nothing is written before the input is fully validated (writers go through AtomicFile, see file.h).
+// Nothing is written before the input is fully validated (writers go through output::AtomicFile, see output.h).
 #pragma once
 
 #include <stdexcept>

@@ -47,11 +47,11 @@ void AnalysisExtension::json(nlohmann::ordered_json& scenario, std::size_t index
 }
 
 bool AnalysisExtension::plots(const std::vector<scenario::ScenarioResult>& rs, const std::string& requested,
-                              std::vector<scenario::RenderedPlot>& out) const {
+                              output::OutputSet& outs, std::vector<std::filesystem::path>& finals) const {
   if (!opt_.sensitivity) return false;
   std::vector<const Sensitivity*> s;
   for (std::size_t i = 0; i < rs.size(); ++i) s.push_back(i < done_.size() && done_[i].sensitivity ? &*done_[i].sensitivity : nullptr);
-  out = render_tornados(rs, s, requested);
+  finals = render_tornados(rs, s, requested, outs);
   return true;
 }
 

@@ -30,8 +30,8 @@ class AnalysisExtension final : public scenario::RunExtension {
   void analyse(const scenario::PreparedScenario& p, const scenario::ScenarioResult& r, std::size_t index, std::ostream& err) override;
   std::string text(std::size_t index, bool details) const override;
   void json(nlohmann::ordered_json& scenario, std::size_t index) const override;
-  bool plots(const std::vector<scenario::ScenarioResult>& rs, const std::string& requested,
-             std::vector<scenario::RenderedPlot>& out) const override;
+  bool plots(const std::vector<scenario::ScenarioResult>& rs, const std::string& requested, output::OutputSet& outs,
+             std::vector<std::filesystem::path>& finals) const override;
 
  private:
   struct Done {

@@ -14,14 +14,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // A label safe inside a gnuplot double-quoted string.
-std::string quoted(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
-}
+std::string quoted(const std::string& s) { return output::gp_double_quoted_body(s); }
 
 }  // namespace
 
@@ -72,29 +65,25 @@ TornadoScript tornado_script(const scenario::ScenarioResult& r, const Sensitivit
   return out;
 }
 
-std::vector<scenario::RenderedPlot> render_tornados(const std::vector<scenario::ScenarioResult>& rs,
-                                                    const std::vector<const Sensitivity*>& s, const std::string& requested) {
+std::vector<fs::path> render_tornados(const std::vector<scenario::ScenarioResult>& rs,
+                                      const std::vector<const Sensitivity*>& s, const std::string& requested,
+                                      output::OutputSet& outs) {
   scenario::check_plot_path(requested);
   scenario::require_gnuplot();
-  const bool png = fs::path(requested).extension() == ".png";
+  const output::ImageFormat format = output::image_format_of(requested, "--plot");
   const auto finals = scenario::plot_paths(rs, requested);
-  std::vector<scenario::RenderedPlot> done;
-  try {
-    scenario::PlotTempDir tmp;
-    for (std::size_t i = 0; i < rs.size(); ++i) {
-      if (!s[i] || s[i]->variants.empty()) continue;
-      const fs::path data = tmp.path / fmt::format("tornado-{}.tsv", i);
-      const fs::path script = tmp.path / fmt::format("tornado-{}.gp", i);
-      scenario::RenderedPlot rp{scenario::temp_beside(finals[i]), finals[i]};
-      done.push_back(rp);
-      const TornadoScript ts = tornado_script(rs[i], *s[i], data.string(), rp.temp.string(), png);
-      write_file_atomically(data, ts.data);
-      write_file_atomically(script, ts.script);
-      scenario::run_gnuplot_script(script, tmp.path / "gnuplot.err");
-    }
-  } catch (...) {
-    scenario::discard_plots(done);
-    throw;
+  std::vector<fs::path> done;
+  output::TempDir tmp("ipilab-tornado");
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    if (!s[i] || s[i]->variants.empty()) continue;
+    const fs::path data = tmp.file(fmt::format("tornado-{}.tsv", i));
+    output::AtomicFile& image = outs.add(finals[i], "--plot");
+    output::render(image, format, tmp, "--plot", [&](const std::string& image_file) {
+      const TornadoScript ts = tornado_script(rs[i], *s[i], data.string(), image_file, format == output::ImageFormat::Png);
+      tmp.write(data.filename().string(), ts.data);
+      return ts.script;
+    });
+    done.push_back(finals[i]);
   }
   return done;
 }

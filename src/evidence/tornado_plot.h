@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,10 @@ TornadoScript tornado_script(const scenario::ScenarioResult& r, const Sensitivit
                              const std::string& image_file, bool png);
 
 /// Renders one image per scenario (paths as scenario::plot_paths); a scenario without swings gets
-/// none. Temporary files until scenario::commit_plots.
-std::vector<scenario::RenderedPlot> render_tornados(const std::vector<scenario::ScenarioResult>& rs,
-                                                    const std::vector<const Sensitivity*>& s, const std::string& requested);
+/// none. Each image goes into the temporary file of an output added to `outs` (the caller commits
+/// `outs`); returns the final paths.
+std::vector<std::filesystem::path> render_tornados(const std::vector<scenario::ScenarioResult>& rs,
+                                                   const std::vector<const Sensitivity*>& s, const std::string& requested,
+                                                   output::OutputSet& outs);
 
 }  // namespace ipilab::evidence

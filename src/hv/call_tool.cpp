@@ -29,6 +29,8 @@ std::uint16_t parse_call(const std::string& text) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (lower == "send-ipi") return HVCALL_SEND_IPI;
   if (lower == "send-ipi-ex") return HVCALL_SEND_IPI_EX;
+  if (text.empty() || text.find_first_not_of("0123456789abcdefABCDEFxX") != std::string::npos)
+    throw InputError("--call", fmt::format("'{}' is neither send-ipi, send-ipi-ex nor a hex call code (such as 0xb)", text));
   const std::uint64_t code = parse_hex_u64(text, "--call");
   if (code > 0xFFFF)
     throw InputError("--call", fmt::format("call code {:#x} does not fit in 16 bits (control word bits 15:0)", code));

@@ -137,6 +137,10 @@ C2cMatrix measure_c2c(const C2cConfig& cfg) {
   for (unsigned pu : m.pus)
     if (pu >= topo.pu_count())
       throw InputError("--cpus", fmt::format("PU {} does not exist (this machine has {})", pu, topo.pu_count()));
+  for (std::size_t i = 0; i < m.pus.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (m.pus[i] == m.pus[j])
+        throw InputError("--cpus", fmt::format("CPU {} is named twice: a CPU against itself is no core-to-core latency", m.pus[i]));
   if (m.pus.size() < 2) throw UnavailableError("core-to-core latency needs at least 2 CPUs");
   const std::size_t n = m.pus.size();
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -237,56 +241,34 @@ nlohmann::json c2c_json(const C2cMatrix& m) {
           {"pairs", pairs}};
 }
 
-void c2c_heatmap(const C2cMatrix& m, const std::string& png_path) {
-  if (png_path.find('\'') != std::string::npos || png_path.find('\n') != std::string::npos)
-    throw InputError(png_path, "the heat map path must not contain quotes or newlines");
-  const ImageFormat format = image_format_of(png_path, "--heatmap");
-  const std::filesystem::path target(png_path);
-  const std::filesystem::path dir = target.parent_path().empty() ? "." : target.parent_path();
-  if (!std::filesystem::is_directory(dir)) throw InputError(png_path, "folder does not exist");
-  if (!gnuplot_available())
-    throw UnavailableError("gnuplot is not installed (Debian: gnuplot-nox); the heat map needs it");
-  // Data through a temporary file; the image to a temporary name in the target folder, then renamed.
-  char data_tmpl[] = "/tmp/ipilab-c2c-XXXXXX";
-  const int fd = ::mkstemp(data_tmpl);
-  if (fd < 0) throw UnavailableError("cannot create a temporary file for gnuplot");
+void c2c_heatmap(const C2cMatrix& m, const std::string& path, output::OutputSet& outs) {
+  const ImageFormat format = image_format_of(path, "--heatmap");
+  output::require_gnuplot("--heatmap");
+  output::AtomicFile& image = outs.add(path, "--heatmap");
+  output::TempDir tmp("ipilab-c2c");
   std::string data;
   for (std::size_t i = 0; i < m.pus.size(); ++i) {
     for (std::size_t j = 0; j < m.pus.size(); ++j)
       data += i == j ? std::string("NaN ") : fmt::format("{:.2f} ", m.mean_ns[i][j]);
     data += '\n';
   }
-  const bool wrote = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
-  ::close(fd);
-  const std::string tmp_png = (dir / ("." + target.filename().string() + ".tmp")).string();
+  const std::string data_file = tmp.write("c2c.dat", data).string();
   std::string labels;
-  for (std::size_t i = 0; i < m.pus.size(); ++i) labels += fmt::format("{}\"{}\" {}", i ? ", " : "", m.pus[i], i);
-  const std::string script = fmt::format(
-      "set terminal {4}\nset output '{0}'\n"
-      "set title 'One-way core-to-core latency (ns), CAS ping-pong'\n"
-      "set xlabel 'CPU'\nset ylabel 'CPU'\nset xtics ({1})\nset ytics ({1})\n"
-      "set palette rgbformulae 22,13,10\nset cbrange [0:*]\nset size ratio -1\n"
-      "set xrange [-0.5:{2}]\nset yrange [-0.5:{2}] reverse\n"
-      "plot '{3}' matrix with image notitle, '{3}' matrix using 1:2:(sprintf('%.0f', $3)) with labels notitle\n",
-      tmp_png, labels, static_cast<double>(m.pus.size()) - 0.5, data_tmpl, gnuplot_terminal(format));
-  int rc = -1;
-  if (wrote) {
-    if (FILE* p = ::popen("gnuplot 2>/dev/null", "w")) {
-      std::fputs(script.c_str(), p);
-      rc = ::pclose(p);
-    }
-  }
-  std::filesystem::remove(data_tmpl);
-  std::error_code ec;
-  if (rc != 0 || !std::filesystem::exists(tmp_png)) {
-    std::filesystem::remove(tmp_png, ec);
-    throw InputError(png_path, "gnuplot could not write the heat map");
-  }
-  std::filesystem::rename(tmp_png, target, ec);
-  if (ec) {
-    std::filesystem::remove(tmp_png, ec);
-    throw InputError(png_path, "cannot write the heat map there");
-  }
+  for (std::size_t i = 0; i < m.pus.size(); ++i)
+    labels += fmt::format("{}{} {}", i ? ", " : "", output::gp_quote(fmt::format("{}", m.pus[i])), i);
+  output::render(image, format, tmp, "--heatmap", [&](const std::string& image_file) {
+    // A NaN cell (the diagonal) is drawn blank, with no label: NaN != NaN in gnuplot as in C.
+    return fmt::format(
+        "set terminal {4}\nset output {0}\n"
+        "set title 'One-way core-to-core latency (ns), CAS ping-pong'\n"
+        "set xlabel \"CPU\\n(diagonal blank: a CPU against itself is not measured)\"\nset ylabel 'CPU'\n"
+        "set xtics ({1})\nset ytics ({1})\n"
+        "set palette rgbformulae 22,13,10\nset cbrange [0:*]\nset size ratio -1\n"
+        "set xrange [-0.5:{2}]\nset yrange [-0.5:{2}] reverse\n"
+        "plot {3} matrix with image notitle, {3} matrix using 1:2:(($3 == $3) ? sprintf('%.0f', $3) : '') with labels notitle\n",
+        output::gp_quote(image_file), labels, static_cast<double>(m.pus.size()) - 0.5, output::gp_quote(data_file),
+        gnuplot_terminal(format));
+  });
 }
 
 }  // namespace ipilab::measure

@@ -11,6 +11,8 @@
 // mirrored; the diagonal is NaN (no transfer).
 #pragma once
 
+#include "common/output.h"
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -58,9 +60,10 @@ std::string c2c_csv(const C2cMatrix& m);
 nlohmann::json c2c_json(const C2cMatrix& m);
 
 /// Writes a heat map of the matrix with gnuplot, in the format the path's extension names (.png, .svg,
-/// .pdf; see outputs.h); data through a temporary file, the image to a temporary name then renamed.
+/// .pdf; see outputs.h), into the temporary file of an output added to `outs` (the caller commits it).
+/// The diagonal (a CPU against itself, not measured) is left blank and said so under the map.
 /// Throws UnavailableError when gnuplot is not installed, InputError(path, ...) for another extension or
 /// when it cannot write there.
-void c2c_heatmap(const C2cMatrix& m, const std::string& path);
+void c2c_heatmap(const C2cMatrix& m, const std::string& path, output::OutputSet& outs);
 
 }  // namespace ipilab::measure

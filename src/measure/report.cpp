@@ -123,6 +123,12 @@ void check_options(const MeasureOptions& o) {
     }
     if (!found) throw InputError("--reference", fmt::format("no measured case is called '{}'; the cases: {}", k.reference, names));
   }
+  if (o.c2c)  // before measuring anything (measure_c2c checks again, for topo --measure)
+    for (std::size_t i = 0; i < o.c2c_config.pus.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (o.c2c_config.pus[i] == o.c2c_config.pus[j])
+          throw InputError("--cpus", fmt::format("CPU {} is named twice: a CPU against itself is no core-to-core latency",
+                                                 o.c2c_config.pus[i]));
   if (o.c2c && (o.c2c_config.round_trips == 0 || o.c2c_config.samples == 0))
     throw InputError("--round-trips", "round trips and rounds must be > 0");
   if (o.bootstrap.resamples == 0) throw InputError("--resamples", "must be > 0");

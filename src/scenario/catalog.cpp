@@ -85,6 +85,8 @@ std::string resolve_scenario(const std::string& arg) {
   std::error_code ec;
   if (arg.empty()) throw InputError("SCENARIO", "empty scenario name");
   if (fs::is_regular_file(arg, ec)) return arg;
+  if (fs::is_directory(arg, ec)) throw InputError(arg, "is a folder, not a scenario file (a .toml file or a built-in name)");
+  if (fs::exists(arg, ec)) throw InputError(arg, "is not a regular file, so not a scenario file");
   const bool looks_like_path = arg.find('/') != std::string::npos || fs::path(arg).extension() == ".toml";
   if (!looks_like_path) {
     const fs::path f = scenarios_dir() / (arg + ".toml");

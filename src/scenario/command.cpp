@@ -17,14 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void check_output_folder(const std::string& path, const char* flag) {
-  const fs::path p(path);
-  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw InputError(flag, fmt::format("folder '{}' does not exist", dir.string()));
-  if (fs::is_directory(p, ec)) throw InputError(flag, fmt::format("'{}' is a folder", path));
-}
-
 // The JSON of every result, with the extension's additions.
 nlohmann::ordered_json results_json(const std::vector<ScenarioResult>& results, const RunExtension* ext) {
   nlohmann::ordered_json j = to_json(results);
@@ -47,12 +39,19 @@ void run_command(const CommandOptions& opts, std::ostream& out, std::ostream& er
   const std::vector<std::string> names = opts.scenarios.empty() ? default_scenarios() : opts.scenarios;
   std::vector<std::string> files;
   for (const auto& n : names) files.push_back(resolve_scenario(n));
-  if (!opts.json.empty() && opts.json != "-") check_output_folder(opts.json, "--json");
   if (!opts.plot.empty()) {
-    check_plot_path(opts.plot);
+    output::image_format_of(opts.plot, "--plot");
     require_gnuplot();
   }
   check_timeline_options(opts.timeline);
+  {
+    // Every output checked at once: folders, one file per output, no output over an input.
+    std::vector<output::OutputRequest> outs = {{"--json", opts.json, true}, {"--plot", opts.plot, false}};
+    for (auto& r : output_requests(opts.timeline)) outs.push_back(std::move(r));
+    std::vector<output::InputFile> ins = {{"--profile", opts.profile}};
+    for (const auto& f : files) ins.push_back({"scenario", f});
+    output::check_outputs(outs, ins);
+  }
 
   // 2. Parse and prepare everything before running anything.
   RunOverrides ov;
@@ -83,19 +82,17 @@ void run_command(const CommandOptions& opts, std::ostream& out, std::ostream& er
   if (opts.extension)
     for (std::size_t i = 0; i < prepared.size(); ++i) opts.extension->analyse(prepared[i], results[i], i, err);
 
-  // 4. Output: plots rendered first (they can fail), then the JSON file, then stdout.
-  std::vector<RenderedPlot> plots;
-  if (!opts.plot.empty() && !(opts.extension && opts.extension->plots(results, opts.plot, plots)))
-    plots = render_plots(results, opts.plot);
-  try {
-    if (!opts.json.empty() && opts.json != "-")
-      write_file_atomically(opts.json, results_json(results, opts.extension.get()).dump(2) + "\n");
-    err << timeline.write() << std::flush;
-    commit_plots(plots);
-  } catch (...) {
-    discard_plots(plots);
-    throw;
-  }
+  // 4. Output: every file written to its temporary file first (plots, JSON, timeline), renamed
+  // together only when all were written; then stdout.
+  output::OutputSet files_out;
+  std::vector<fs::path> plots;
+  if (!opts.plot.empty() && !(opts.extension && opts.extension->plots(results, opts.plot, files_out, plots)))
+    plots = render_plots(results, opts.plot, files_out);
+  if (!opts.json.empty() && opts.json != "-")
+    files_out.write(opts.json, "--json", results_json(results, opts.extension.get()).dump(2) + "\n");
+  const std::string timeline_note = timeline.write(files_out);
+  files_out.commit_all();
+  err << timeline_note << std::flush;
   if (opts.json == "-") {
     out << results_json(results, opts.extension.get()).dump(2) << "\n";
   } else {
@@ -108,7 +105,7 @@ void run_command(const CommandOptions& opts, std::ostream& out, std::ostream& er
       if (opts.extension) out << opts.extension->text(i, opts.details);
     }
     if (!opts.json.empty()) out << fmt::format("\nJSON written to {}\n", opts.json);
-    for (const auto& p : plots) out << fmt::format("plot written to {}\n", p.final.string());
+    for (const auto& p : plots) out << fmt::format("plot written to {}\n", p.string());
   }
   out.flush();
 

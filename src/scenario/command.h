@@ -41,8 +41,11 @@ class RunExtension {
   virtual std::string text(std::size_t index, bool details) const = 0;
   /// Adds to scenario `index`'s JSON object.
   virtual void json(nlohmann::ordered_json& scenario, std::size_t index) const = 0;
-  /// With --plot: renders the extension's images instead of the CDFs (true), or leaves the CDFs (false).
-  virtual bool plots(const std::vector<ScenarioResult>& rs, const std::string& requested, std::vector<RenderedPlot>& out) const = 0;
+  /// With --plot: renders the extension's images into outputs added to `outs` (committed with the
+  /// run's other outputs) and appends their final paths to `finals` instead of the CDFs (true), or
+  /// leaves the CDFs (false).
+  virtual bool plots(const std::vector<ScenarioResult>& rs, const std::string& requested, output::OutputSet& outs,
+                     std::vector<std::filesystem::path>& finals) const = 0;
 };
 
 struct CommandOptions {

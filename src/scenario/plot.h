@@ -17,9 +17,9 @@
 //            (said under the axis) but wide enough for the published figures; logarithmic when the
 //            drawn values span a factor of 20 or more.
 //
-// gnuplot runs as a subprocess on a script file; the data sit in a temporary folder; the image is
-// written to a temporary file beside the target and renamed over it only after every plot of the
-// run rendered (commit_plots), so a failure leaves no partial output.
+// gnuplot runs through common/output.h: the data sit in a temporary folder, the image is written to
+// the temporary file of an output::AtomicFile beside the target, checked, and renamed with the
+// run's other outputs only after everything was written, so a failure leaves no partial output.
 // Errors: a FILE not ending in .svg or .png, or a folder that does not exist -> InputError("--plot");
 // gnuplot not installed -> UnavailableError (hint: apt-get install gnuplot-nox); gnuplot failing ->
 // std::runtime_error with its message.
@@ -29,14 +29,15 @@
 #include <string>
 #include <vector>
 
+#include "common/output.h"
 #include "scenario/runner.h"
 
 namespace ipilab::scenario {
 
 /// Checks the requested path (extension, folder) before anything runs.
 void check_plot_path(const std::filesystem::path& requested);
-/// Throws UnavailableError when no gnuplot is on PATH.
-void require_gnuplot();
+/// Throws UnavailableError when no gnuplot is on PATH (output::require_gnuplot).
+inline void require_gnuplot() { output::require_gnuplot("--plot"); }
 /// The file of each scenario: `requested` itself for one scenario; with several, the scenario name
 /// appended to the stem ("out.svg" -> "out-seed000-hyperv.svg"; characters other than letters,
 /// digits, '-', '_' and '.' become '_').
@@ -65,32 +66,9 @@ struct PlotScript {
 PlotScript plot_script(const ScenarioResult& r, const std::string& data_file, const std::string& image_file,
                        bool png);
 
-/// A rendered image waiting beside its final path.
-struct RenderedPlot {
-  std::filesystem::path temp;
-  std::filesystem::path final;
-};
-/// Runs gnuplot on a script file (stdout discarded, stderr to `err_file`); std::runtime_error with
-/// gnuplot's message when it fails, UnavailableError without gnuplot. For other plotters (sweep).
-void run_gnuplot_script(const std::filesystem::path& script, const std::filesystem::path& err_file);
-
-/// A temporary folder for a plot's script and data, removed with its contents on destruction.
-struct PlotTempDir {
-  std::filesystem::path path;
-  PlotTempDir();
-  ~PlotTempDir();
-  PlotTempDir(const PlotTempDir&) = delete;
-  PlotTempDir& operator=(const PlotTempDir&) = delete;
-};
-/// A new empty file beside `final` (FINAL.tmp-XXXXXX) for its image until commit_plots renames it;
-/// InputError("--plot") when the folder is not writable.
-std::filesystem::path temp_beside(const std::filesystem::path& final);
-
-/// Renders every scenario's plot to temporary files (on failure, removes those already made).
-std::vector<RenderedPlot> render_plots(const std::vector<ScenarioResult>& rs, const std::filesystem::path& requested);
-/// Renames the temporary files over their final paths.
-void commit_plots(const std::vector<RenderedPlot>& plots);
-/// Removes the temporary files (when a later step failed).
-void discard_plots(const std::vector<RenderedPlot>& plots) noexcept;
+/// Renders every scenario's plot into the temporary file of an output added to `outs` (the caller
+/// commits `outs` with the run's other outputs); returns the final paths.
+std::vector<std::filesystem::path> render_plots(const std::vector<ScenarioResult>& rs,
+                                                const std::filesystem::path& requested, output::OutputSet& outs);
 
 }  // namespace ipilab::scenario

@@ -12,26 +12,8 @@ namespace ipilab::scenario {
 
 namespace {
 
-// A gnuplot single-quoted string ('' stands for one quote; no backslash escapes).
-std::string gp_quote(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') out += "''";
-    else if (c == '\n') out += ' ';
-    else out += c;
-  }
-  return out + "'";
-}
-
-// The inside of a gnuplot double-quoted string (backslash escapes for quotes and backslashes).
-std::string double_quoted_body(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c == '\n' ? ' ' : c;
-  }
-  return out;
-}
+using output::gp_quote;
+std::string double_quoted_body(std::string_view s) { return output::gp_double_quoted_body(s); }
 
 std::vector<double> quantile_grid() {
   std::vector<double> q;
@@ -43,10 +25,8 @@ std::vector<double> quantile_grid() {
   return q;
 }
 
-// Distinct colour and dash per variant, so identical curves drawn on top of each other stay visible.
-constexpr const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-                                    "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#000000", "#aec7e8"};
-constexpr std::size_t kNColours = std::size(kColours);
+// Distinct colour and dash per variant (output::series_colour / series_dash), so identical curves
+// drawn on top of each other stay visible.
 constexpr const char* kShared = "#444444";  // a published mark several variants share
 
 // The height on the CDF of a percentile stat; -1 for the mean (a vertical line).
@@ -183,8 +163,16 @@ PlotScript plot_script(const ScenarioResult& r, const std::string& data_file, co
       std::size_t first = j;
       while (first > 0 && m.histogram.percentile(grid[first - 1]) == x) --first;
       const double px = j ? m.histogram.percentile(grid[j - 1]) : x;
-      if (last > first) y = (grid[first] + grid[last]) / 2;
-      else y = j == 0 || x == px ? grid[j] : grid[j - 1] + (grid[j] - grid[j - 1]) * (mean_ps - px) / (x - px);
+      // On the segment gnuplot draws from (px, q[j-1]) to (x, q[j]): straight on the screen, so
+      // interpolated in log x on a logarithmic axis. Only a mean equal to a repeated value sits on
+      // the vertical jump, at its middle.
+      const bool on_jump = last > first && x == mean_ps;
+      const bool logs = ps.log_x && px > 0 && mean_ps > 0;
+      const double t = x == px ? 1.0
+                       : logs  ? (std::log(mean_ps) - std::log(px)) / (std::log(x) - std::log(px))
+                               : (mean_ps - px) / (x - px);
+      if (on_jump) y = (grid[first] + grid[last]) / 2;
+      else y = j == 0 ? grid[j] : grid[j - 1] + (grid[j] - grid[j - 1]) * t;
       break;
     }
     ps.data += fmt::format("# mean of {}\n{:.6g} {:.6g}\n\n\n", r.variants[i].name, m.summary.mean / div, y);
@@ -242,7 +230,7 @@ PlotScript plot_script(const ScenarioResult& r, const std::string& data_file, co
   int object = 1;
   for (const auto& mk : marks) {
     if (stat_height(mk.stat) >= 0 || mk.tolerance <= 0) continue;
-    const char* colour = mk.variants.size() == 1 ? kColours[mk.variants.front() % kNColours] : kShared;
+    const char* colour = mk.variants.size() == 1 ? output::series_colour(mk.variants.front()) : kShared;
     s += fmt::format("set object {} rect from {:.6g}, graph 0 to {:.6g}, graph 1 fc rgb '{}' fs transparent solid 0.12 noborder behind\n",
                      object++, mk.value * (1 - mk.tolerance) / div, mk.value * (1 + mk.tolerance) / div, colour);
   }
@@ -251,13 +239,13 @@ PlotScript plot_script(const ScenarioResult& r, const std::string& data_file, co
   std::size_t index = 0;
   for (std::size_t i : drawn)
     items.push_back(fmt::format("{} index {} using 1:2 with lines lw 2 lc rgb '{}' dt {} title {}", gp_quote(data_file), index++,
-                                kColours[i % kNColours], i % 5 + 1, gp_quote(r.variants[i].name)));
+                                output::series_colour(i), output::series_dash(i), gp_quote(r.variants[i].name)));
   for (std::size_t i : drawn)
     items.push_back(fmt::format("{} index {} using 1:2 with points pt 7 ps 0.9 lc rgb '{}' notitle", gp_quote(data_file), index++,
-                                kColours[i % kNColours]));
+                                output::series_colour(i)));
   if (!drawn.empty()) items.push_back("keyentry with points pt 7 ps 0.9 lc rgb '#444444' title 'model mean (dot on each curve)'");
   for (const auto& mk : marks) {
-    const char* colour = mk.variants.size() == 1 ? kColours[mk.variants.front() % kNColours] : kShared;
+    const char* colour = mk.variants.size() == 1 ? output::series_colour(mk.variants.front()) : kShared;
     std::string who;
     for (std::size_t vi : mk.variants) who += (who.empty() ? "" : "; ") + r.variants[vi].name;
     if (who.size() > 60) who = fmt::format("{} variants", mk.variants.size());

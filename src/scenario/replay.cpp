@@ -219,11 +219,10 @@ std::string replay_text(const ReplayOptions& a, const PreparedScenario& ps, cons
 
 void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream& err) {
   check_timeline_options(a.timeline);
-  if (!a.json.empty() && a.json != "-") {
-    const auto dir = std::filesystem::path(a.json).parent_path();
-    std::error_code ec;
-    if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
-      throw InputError("--json", fmt::format("folder '{}' does not exist", dir.string()));
+  {
+    std::vector<output::OutputRequest> outs = {{"--json", a.json, true}};
+    for (auto& r : output_requests(a.timeline)) outs.push_back(std::move(r));
+    output::check_outputs(outs, {{"TRACE", a.trace}, {"--scenario", resolve_scenario(a.scenario)}});
   }
   // 1. The scenario (validated in full before anything runs).
   RunOverrides ov;
@@ -241,7 +240,8 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream&
                        fmt::format("ipilab replay {}", std::filesystem::path(a.trace).filename().string()));
   for (auto& v : ps.variants) timeline.observe(v.spec, ps.name, v.name, ps.info->default_mechanism);
   for (auto& v : ps.variants) rows.push_back({v.name, workload::replay(v.spec, t.sends, ps.info->default_mechanism)});
-  err << timeline.write() << std::flush;
+  output::OutputSet files_out;  // the timeline and the JSON, renamed together at the end
+  const std::string timeline_note = timeline.write(files_out);
 
   const std::vector<std::string> warnings = arch_warnings(ps, t.arch);
   std::string mapping;
@@ -254,13 +254,12 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream&
   const nlohmann::json j = replay_json(a, ps, t, rows, warnings, mapping);
   const std::string txt = replay_text(a, ps, t, rows, warnings, mapping, kinds, vcpus);
   for (const auto& w : warnings) err << "ipilab: warning: " << w << "\n";
-  if (!a.json.empty()) {
-    const std::string doc = j.dump(2) + "\n";
-    if (a.json == "-") {
-      out << doc;
-      return;
-    }
-    write_file_atomically(a.json, doc);
+  if (!a.json.empty() && a.json != "-") files_out.write(a.json, "--json", j.dump(2) + "\n");
+  files_out.commit_all();
+  err << timeline_note << std::flush;
+  if (a.json == "-") {
+    out << j.dump(2) << "\n";
+    return;
   }
   out << txt;
 }

@@ -54,17 +54,6 @@ bool char_device_or_pipe(const fs::path& p) {
   return ::stat(p.c_str(), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
 }
 
-void check_output(const std::string& path, const char* option) {
-  const fs::path p(path);
-  if (char_device_or_pipe(p)) return;  // written straight through (write_file_atomically)
-  std::error_code ec;
-  if (fs::is_directory(p, ec)) throw InputError(option, fmt::format("'{}' is a folder", path));
-  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-  if (!fs::is_directory(dir, ec)) throw InputError(option, fmt::format("'{}': folder '{}' does not exist", path, dir.string()));
-  if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    throw InputError(option, fmt::format("'{}': folder '{}' is not writable", path, dir.string()));
-}
-
 int resource_tid(std::string_view name, int fallback) {
   auto number = [&](std::string_view prefix) -> int {
     if (name.substr(0, prefix.size()) != prefix) return -1;
@@ -86,12 +75,14 @@ void check_timeline_options(const TimelineOptions& o) {
   if (!o.perfetto.empty()) {
     if (fs::path(o.perfetto).extension() != ".json" && !char_device_or_pipe(o.perfetto))
       throw InputError("--perfetto", fmt::format("'{}': the file name must end in .json", o.perfetto));
-    check_output(o.perfetto, "--perfetto");
   }
-  if (!o.events.empty()) {
-    if (!char_device_or_pipe(o.events)) trace::row_format(o.events);  // .csv | .jsonl, else InputError("--events")
-    check_output(o.events, "--events");
-  }
+  if (!o.events.empty() && !char_device_or_pipe(o.events))
+    trace::row_format(o.events);  // .csv | .jsonl, else InputError("--events")
+  output::check_outputs(output_requests(o));
+}
+
+std::vector<output::OutputRequest> output_requests(const TimelineOptions& o) {
+  return {{"--perfetto", o.perfetto, false}, {"--events", o.events, false}};
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -605,20 +596,27 @@ void SimTimeline::observe(workload::RunSpec& spec, const std::string& scenario, 
 }
 
 std::string SimTimeline::write() {
+  output::OutputSet outs;
+  std::string note = write(outs);
+  outs.commit_all();
+  return note;
+}
+
+std::string SimTimeline::write(output::OutputSet& outs) {
   if (!wanted()) return {};
   for (auto& v : variants_) v->finish();
   std::string what;
   if (!options_.perfetto.empty()) {
     std::vector<std::string> parts;
     for (const auto& v : variants_) parts.push_back(v->json());
-    write_file_atomically(options_.perfetto, tl::join_fragments(parts));
+    outs.write(options_.perfetto, "--perfetto", tl::join_fragments(parts));
   }
   if (!options_.events.empty()) {
     const bool csv = char_device_or_pipe(options_.events) ? fs::path(options_.events).extension() != ".jsonl"
                                                            : trace::row_format(options_.events) == trace::RowFormat::Csv;
     std::string doc = csv ? kCsvHeader : "";
     for (const auto& v : variants_) doc += v->rows();
-    write_file_atomically(options_.events, doc);
+    outs.write(options_.events, "--events", doc);
   }
   // What the window was, per variant when they differ.
   std::vector<std::string> windows;

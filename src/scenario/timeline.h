@@ -45,6 +45,8 @@
 // write_file_atomically when every variant ran (a device or a pipe is written straight through).
 #pragma once
 
+#include "common/output.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -65,10 +67,12 @@ struct TimelineOptions {
   bool any() const { return !perfetto.empty() || !events.empty(); }
 };
 
-/// Checks the options before anything runs: the file names' extensions, that each folder exists
-/// and is writable (a device or a pipe is accepted as it is), that a path is not a folder, that a
-/// limit comes with an output. Throws InputError naming the option.
+/// Checks the options before anything runs: the file names' extensions and that a limit comes with
+/// an output. Throws InputError naming the option. The paths themselves are checked with the
+/// command's other outputs (output_requests(), output::check_outputs).
 void check_timeline_options(const TimelineOptions& options);
+/// The outputs of `options` for output::check_outputs.
+std::vector<output::OutputRequest> output_requests(const TimelineOptions& options);
 
 class SimTimeline {
  public:
@@ -88,8 +92,11 @@ class SimTimeline {
   void observe(workload::RunSpec& spec, const std::string& scenario, const std::string& variant,
                std::string_view default_mechanism);
 
-  /// After every observed run: writes the outputs and returns a line for the user naming them,
-  /// the window and the flow count ("" when !wanted()).
+  /// After every observed run: writes the outputs into `outs` (committed by the caller with the
+  /// command's other outputs) and returns a line for the user naming them, the window and the
+  /// flow count ("" when !wanted()).
+  std::string write(output::OutputSet& outs);
+  /// The same, committing the outputs at once.
   std::string write();
 
   // Totals over the variants (after their runs).

@@ -30,31 +30,6 @@ namespace {
 
 fs::path sweeps_dir() { return data_dir() / "scenarios" / "sweeps"; }
 
-void check_output_folder(const std::string& path, const char* flag) {
-  const fs::path p(path);
-  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw InputError(flag, fmt::format("folder '{}' does not exist", dir.string()));
-  if (fs::is_directory(p, ec)) throw InputError(flag, fmt::format("'{}' is a folder", path));
-}
-
-// Writes an output file atomically (common/file.h) — unless it names a device or a pipe (/dev/null,
-// /dev/stdout, a FIFO): those are written straight through, never replaced by a renamed file.
-void write_output(const std::string& path, const std::string& content, const char* flag) {
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (!ec && fs::exists(st) && !fs::is_regular_file(st)) {
-    if (!fs::is_character_file(st) && !fs::is_fifo(st))
-      throw InputError(flag, fmt::format("'{}' exists and is not a regular file, a device or a pipe", path));
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    if (!f) throw InputError(flag, fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-    const bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size();
-    if (std::fclose(f) != 0 || !ok) throw InputError(flag, fmt::format("cannot write '{}'", path));
-    return;
-  }
-  write_file_atomically(path, content);
-}
-
 // Errors found on the root only (output targets) travel to the other ranks as "<status> <message>".
 std::string encode_error(int status, const std::string& msg) { return fmt::format("{} {}", status, msg); }
 [[noreturn]] void throw_encoded(const std::string& e) {
@@ -143,12 +118,12 @@ int sweep_command(const SweepOptions& opts, std::ostream& out, std::ostream& err
   std::string target_error;
   if (exec.is_root()) {
     try {
-      if (!opts.csv.empty() && opts.csv != "-") check_output_folder(opts.csv, "--csv");
-      if (!opts.json.empty() && opts.json != "-") check_output_folder(opts.json, "--json");
       if (!opts.plot.empty()) {
-        scenario::check_plot_path(opts.plot);
-        scenario::require_gnuplot();
+        output::image_format_of(opts.plot, "--plot");
+        output::require_gnuplot("--plot");
       }
+      output::check_outputs({{"--csv", opts.csv, true}, {"--json", opts.json, true}, {"--plot", opts.plot, false}},
+                            {{"spec", file}});
     } catch (const InputError& e) {
       target_error = encode_error(2, e.what());
     } catch (const UnavailableError& e) {
@@ -244,16 +219,12 @@ int sweep_command(const SweepOptions& opts, std::ostream& out, std::ostream& err
   run.points = std::move(points);
 
   std::vector<std::string> notes;
-  std::vector<scenario::RenderedPlot> rendered;
-  if (!opts.plot.empty()) rendered = render_plots(run, plots, opts.plot, notes);
-  try {
-    if (!opts.csv.empty() && opts.csv != "-") write_output(opts.csv, to_csv(run), "--csv");
-    if (!opts.json.empty() && opts.json != "-") write_output(opts.json, to_json(run).dump(2) + "\n", "--json");
-    scenario::commit_plots(rendered);
-  } catch (...) {
-    scenario::discard_plots(rendered);
-    throw;
-  }
+  output::OutputSet files_out;  // plots, CSV and JSON renamed together once all were written
+  std::vector<fs::path> rendered;
+  if (!opts.plot.empty()) rendered = render_plots(run, plots, opts.plot, notes, files_out);
+  if (!opts.csv.empty() && opts.csv != "-") files_out.write(opts.csv, "--csv", to_csv(run));
+  if (!opts.json.empty() && opts.json != "-") files_out.write(opts.json, "--json", to_json(run).dump(2) + "\n");
+  files_out.commit_all();
   if (opts.csv == "-") {
     out << to_csv(run);
   } else if (opts.json == "-") {
@@ -264,7 +235,7 @@ int sweep_command(const SweepOptions& opts, std::ostream& out, std::ostream& err
     out << format_table(run, to);
     if (!opts.csv.empty()) out << fmt::format("\nCSV written to {}\n", opts.csv);
     if (!opts.json.empty()) out << fmt::format("{}JSON written to {}\n", opts.csv.empty() ? "\n" : "", opts.json);
-    for (const auto& p : rendered) out << fmt::format("plot written to {}\n", p.final.string());
+    for (const auto& p : rendered) out << fmt::format("plot written to {}\n", p.string());
   }
   out.flush();
   for (const auto& n : notes) err << "ipilab: note: " << n << "\n";

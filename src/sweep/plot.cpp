@@ -22,27 +22,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                    "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
-
-std::string gp_quote(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') out += "''";
-    else if (c == '\n') out += ' ';
-    else out += c;
-  }
-  return out + "'";
-}
-
-std::string dq_body(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c == '\n' ? ' ' : c;
-  }
-  return out;
-}
+using output::gp_quote;
+std::string dq_body(std::string_view s) { return output::gp_double_quoted_body(s); }
 
 std::string safe_name(std::string s) {
   for (char& c : s)
@@ -143,6 +124,18 @@ std::string categorical_tics(const char* which, const Axis& a) {
   return t + ")\n";
 }
 
+// The legend's note for a series without a value at `missing` (indexes of x values): " (no value
+// from 64 on: no sample of the metric)" for a tail, " (no value at 3, 5: failed)" otherwise.
+std::string gap_note(const Axis& xa, const std::vector<std::size_t>& missing, const std::string& reason) {
+  if (missing.empty() || missing.size() == xa.values.size()) return {};
+  const bool tail = missing.back() == xa.values.size() - 1 && missing.back() - missing.front() + 1 == missing.size();
+  if (tail) return fmt::format(" (no value from {} on: {})", xa.values[missing.front()].label, reason);
+  std::string at;
+  for (std::size_t k = 0; k < missing.size() && k < 4; ++k) at += (k ? ", " : "") + xa.values[missing[k]].label;
+  if (missing.size() > 4) at += fmt::format(" and {} more", missing.size() - 4);
+  return fmt::format(" (no value at {}: {})", at, reason);
+}
+
 SweepPlotScript line_script(const SweepRun& r, const PlotSpec& p, const std::string& data_file, const std::string& image_file,
                             bool png) {
   const Spec& s = *r.spec;
@@ -152,23 +145,38 @@ SweepPlotScript line_script(const SweepRun& r, const PlotSpec& p, const std::str
   const std::size_t nlines = p.second ? s.axes[*p.second].values.size() : 1;
   SweepPlotScript ps;
   bool any = false;
+  std::vector<std::vector<std::optional<double>>> ys(nlines);
+  std::vector<std::string> gaps(nlines);  // why a series has no value at some x, for its legend
   for (std::size_t l = 0; l < nlines; ++l) {
     std::vector<std::size_t> v = fix;
     if (p.second) v[*p.second] = l;
     ps.data += fmt::format("# {}\n", p.second ? s.axes[*p.second].values[l].label : "all");
+    std::vector<std::size_t> missing;
+    std::string reason;
     for (std::size_t j = 0; j < xa.values.size(); ++j) {
       v[p.x] = j;
-      const auto y = r.value(point_at(s, v), p.value);
+      const std::size_t i = point_at(s, v);
+      const auto y = r.value(i, p.value);
+      ys[l].push_back(y);
       any = any || y.has_value();
+      if (!y) {
+        missing.push_back(j);
+        const auto st = r.results[i].status;
+        const std::string why = st == PointResult::Status::Ok ? "no sample of the metric" : status_name(st);
+        reason = reason.empty() || reason == why ? why : "see the table";
+      }
       ps.data += fmt::format("{} {}\n", numeric ? fmt::format("{:.9g}", *xa.values[j].number) : fmt::format("{}", j), number(y));
     }
     ps.data += "\n\n";
+    gaps[l] = gap_note(xa, missing, reason);
   }
   ps.empty = !any;
   std::string sc = header(r, p, image_file, png, fix, 1000, 620);
   sc += fmt::format("set xlabel {} noenhanced\n", gp_quote(axis_label(xa)));
   sc += fmt::format("set ylabel {} noenhanced\n", gp_quote(value_label(r, p.value)));
-  sc += "set grid\nset key below noenhanced\n";
+  // The legend below the plot in at most 2 columns: gnuplot sizes columns by the widest entry and
+  // cuts the last one at the canvas edge when it fits more.
+  sc += "set grid\nset key below noenhanced maxcols 2\n";
   if (numeric) {
     double lo = *xa.values.front().number, hi = lo;
     for (const auto& v : xa.values) {
@@ -195,12 +203,22 @@ SweepPlotScript line_script(const SweepRun& r, const PlotSpec& p, const std::str
   }
   if (p.value == "change_pct") sc += "set xzeroaxis lt -1 lw 1\n";
   sc += "plot ";
+  std::vector<std::string> titles;
   for (std::size_t l = 0; l < nlines; ++l) {
     if (l) sc += ", \\\n     ";
-    const std::string t = p.second ? fmt::format("{}={}", s.axes[*p.second].name, s.axes[*p.second].values[l].label)
-                                   : value_label(r, p.value);
+    std::string t = p.second ? fmt::format("{}={}", s.axes[*p.second].name, s.axes[*p.second].values[l].label)
+                             : value_label(r, p.value);
+    titles.push_back(t);
+    // A series drawn exactly on top of an earlier one would hide under it: the legend says so.
+    const bool drawn = std::any_of(ys[l].begin(), ys[l].end(), [](const auto& y) { return y.has_value(); });
+    for (std::size_t m = 0; drawn && m < l; ++m)
+      if (ys[m] == ys[l]) {
+        t += fmt::format(" (same values as {})", titles[m]);
+        break;
+      }
+    t += gaps[l];
     sc += fmt::format("{} index {} using 1:2 with linespoints lw 2 pt {} ps 0.9 lc rgb '{}' dt {} title {}", gp_quote(data_file),
-                      l, 5 + static_cast<int>(l % 4) * 2, kColours[l % 10], l % 4 + 1, gp_quote(t));
+                      l, 5 + static_cast<int>(l % 4) * 2, output::series_colour(l), l % 4 + 1, gp_quote(t));
   }
   sc += "\n";
   ps.script = std::move(sc);
@@ -291,29 +309,6 @@ SweepPlotScript heatmap_script(const SweepRun& r, const PlotSpec& p, const std::
   return ps;
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "ipilab-sweep-plot-XXXXXX").string();
-    if (!::mkdtemp(templ.data())) throw std::runtime_error(fmt::format("cannot create a temporary folder: {}", std::strerror(errno)));
-    path = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
-
-fs::path temp_beside(const fs::path& final) {
-  std::string templ = final.string() + ".tmp-XXXXXX";
-  const int fd = ::mkstemp(templ.data());
-  if (fd < 0) throw InputError("--plot", fmt::format("cannot write beside {}: {}", final.string(), std::strerror(errno)));
-  ::close(fd);
-  return templ;
-}
-
 }  // namespace
 
 std::vector<PlotSpec> default_plots(const Spec& s) {
@@ -356,33 +351,27 @@ SweepPlotScript plot_script(const SweepRun& r, const PlotSpec& p, const std::str
   return line_script(r, p, data_file, image_file, png);
 }
 
-std::vector<scenario::RenderedPlot> render_plots(const SweepRun& r, const std::vector<PlotSpec>& plots, const fs::path& requested,
-                                                 std::vector<std::string>& notes) {
-  scenario::check_plot_path(requested);
-  scenario::require_gnuplot();
-  const bool png = requested.extension() == ".png";
+std::vector<fs::path> render_plots(const SweepRun& r, const std::vector<PlotSpec>& plots, const fs::path& requested,
+                                   std::vector<std::string>& notes, output::OutputSet& outs) {
+  const output::ImageFormat format = output::image_format_of(requested, "--plot");
+  const bool png = format == output::ImageFormat::Png;
+  output::require_gnuplot("--plot");
   const auto files = plot_files(plots, requested);
-  std::vector<scenario::RenderedPlot> done;
-  try {
-    TempDir tmp;
-    for (std::size_t i = 0; i < plots.size(); ++i) {
-      const fs::path data = tmp.path / fmt::format("data-{}.txt", i);
-      const fs::path script = tmp.path / fmt::format("plot-{}.gp", i);
-      const SweepPlotScript probe = plot_script(r, plots[i], data.string(), "", png);
-      if (probe.empty) {
-        notes.push_back(fmt::format("plot '{}' not drawn: no point it shows has a value", plots[i].name));
-        continue;
-      }
-      scenario::RenderedPlot rp{temp_beside(files[i]), files[i]};
-      done.push_back(rp);
-      const SweepPlotScript ps = plot_script(r, plots[i], data.string(), rp.temp.string(), png);
-      write_file_atomically(data, ps.data);
-      write_file_atomically(script, ps.script);
-      scenario::run_gnuplot_script(script, tmp.path / "gnuplot.err");
+  std::vector<fs::path> done;
+  output::TempDir tmp("ipilab-sweep-plot");
+  for (std::size_t i = 0; i < plots.size(); ++i) {
+    const fs::path data = tmp.file(fmt::format("data-{}.txt", i));
+    if (plot_script(r, plots[i], data.string(), "", png).empty) {
+      notes.push_back(fmt::format("plot '{}' not drawn: no point it shows has a value", plots[i].name));
+      continue;
     }
-  } catch (...) {
-    scenario::discard_plots(done);
-    throw;
+    output::AtomicFile& image = outs.add(files[i], "--plot");
+    output::render(image, format, tmp, "--plot", [&](const std::string& image_file) {
+      const SweepPlotScript ps = plot_script(r, plots[i], data.string(), image_file, png);
+      tmp.write(data.filename().string(), ps.data);
+      return ps.script;
+    });
+    done.push_back(files[i]);
   }
   return done;
 }

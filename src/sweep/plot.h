@@ -14,6 +14,8 @@
 // files beside the targets, renamed over them only when every plot rendered (all or nothing).
 #pragma once
 
+#include "common/output.h"
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -41,9 +43,11 @@ struct SweepPlotScript {
 SweepPlotScript plot_script(const SweepRun& r, const PlotSpec& p, const std::string& data_file,
                             const std::string& image_file, bool png);
 
-/// Renders every plot to temporary files (scenario::commit_plots / discard_plots finish the job).
-/// Plots with nothing to draw are left out and named in `notes`.
-std::vector<scenario::RenderedPlot> render_plots(const SweepRun& r, const std::vector<PlotSpec>& plots,
-                                                 const std::filesystem::path& requested, std::vector<std::string>& notes);
+/// Renders every plot into the temporary file of an output added to `outs` (the caller commits it
+/// with the sweep's other outputs); returns the final paths. Plots with nothing to draw are left
+/// out and named in `notes`.
+std::vector<std::filesystem::path> render_plots(const SweepRun& r, const std::vector<PlotSpec>& plots,
+                                                const std::filesystem::path& requested, std::vector<std::string>& notes,
+                                                output::OutputSet& outs);
 
 }  // namespace ipilab::sweep

@@ -265,6 +265,11 @@ void check_axis_labels(const TableReader& r, const Axis& ax) {
       if (ax.values[k].label == ax.values[j].label)
         throw InputError(ax.values[j].place, fmt::format("axis '{}' has the label '{}' twice (values {} and {})", ax.name,
                                                          ax.values[j].label, k, j));
+    for (std::size_t k = 0; k < j; ++k)  // the same setting under two labels: the same point twice
+      if (!ax.values[k].canonical.empty() && ax.values[k].canonical == ax.values[j].canonical)
+        throw InputError(ax.values[j].place, fmt::format("axis '{}' has the value {} twice (values {} and {}): each "
+                                                         "point would be run twice",
+                                                         ax.name, ax.values[j].canonical, k, j));
   }
 }
 

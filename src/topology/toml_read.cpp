@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/number.h"
 #include "common/file.h"
 
 namespace ipilab::toml_read {
@@ -86,7 +87,11 @@ std::int64_t node_int(const toml::node& n, std::string_view file, std::string_vi
 
 double node_double(const toml::node& n, std::string_view file, std::string_view key) {
   if (const auto* i = n.as_integer()) return static_cast<double>(i->get());
-  if (const auto* f = n.as_floating_point()) return f->get();
+  if (const auto* f = n.as_floating_point()) {
+    // TOML 1.0 has nan and inf literals; no quantity ipilab reads is one (common/number.h).
+    number::check_finite(f->get(), place(file, n.source(), key));
+    return f->get();
+  }
   throw InputError(place(file, n.source(), key), fmt::format("expected a number, got {}", type_name(n)));
 }
 

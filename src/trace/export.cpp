@@ -11,37 +11,6 @@
 
 namespace ipilab::trace {
 
-AtomicOutput::AtomicOutput(std::filesystem::path path, const std::string& option) : path_(std::move(path)) {
-  const std::filesystem::path folder = path_.has_parent_path() ? path_.parent_path() : ".";
-  std::error_code ec;
-  if (!std::filesystem::is_directory(folder, ec))
-    throw InputError(option, fmt::format("'{}': folder '{}' does not exist", path_.string(), folder.string()));
-  if (std::filesystem::is_directory(path_, ec)) throw InputError(option, fmt::format("'{}' is a directory", path_.string()));
-  tmp_ = folder / fmt::format(".{}.{}.tmp", path_.filename().string(), ::getpid());
-  out_.open(tmp_, std::ios::binary | std::ios::trunc);
-  if (!out_) throw InputError(option, fmt::format("cannot create a file in '{}'", folder.string()));
-}
-
-AtomicOutput::~AtomicOutput() {
-  if (!done_) {
-    out_.close();
-    std::error_code ec;
-    std::filesystem::remove(tmp_, ec);
-  }
-}
-
-void AtomicOutput::commit() {
-  out_.flush();
-  const bool ok = static_cast<bool>(out_);
-  out_.close();
-  if (!ok) throw InputError(path_.string(), "cannot write (disk full?)");
-  std::error_code ec;
-  std::filesystem::permissions(tmp_, std::filesystem::perms(0644), ec);
-  std::filesystem::rename(tmp_, path_, ec);
-  if (ec) throw InputError(path_.string(), fmt::format("cannot write: {}", ec.message()));
-  done_ = true;
-}
-
 RowFormat row_format(const std::filesystem::path& path) {
   const std::string ext = path.extension().string();
   if (ext == ".csv") return RowFormat::Csv;
@@ -225,8 +194,15 @@ AnalysisObserver* TraceExports::observer_for(std::string_view buffer) {
 
 std::uint64_t TraceExports::flows() const { return timeline_ ? timeline_->flows() : 0; }
 
+void TraceExports::prepare() {
+  if (timeline_ && !finished_) timeline_->finish();
+  finished_ = true;
+  if (rows_out_) rows_out_->prepare();
+  if (perfetto_out_) perfetto_out_->prepare();
+}
+
 void TraceExports::commit() {
-  if (timeline_) timeline_->finish();
+  prepare();
   if (rows_out_) rows_out_->commit();
   if (perfetto_out_) perfetto_out_->commit();
 }

@@ -24,27 +24,14 @@
 #include <string_view>
 #include <vector>
 
+#include "common/output.h"
 #include "trace/analysis.h"
 #include "trace/timeline.h"
 
 namespace ipilab::trace {
 
-/// An output file written under a temporary name and renamed over `path` by commit().
-class AtomicOutput {
- public:
-  /// Throws InputError(option, reason) when the folder does not exist or a file cannot be created.
-  AtomicOutput(std::filesystem::path path, const std::string& option);
-  ~AtomicOutput();
-  AtomicOutput(const AtomicOutput&) = delete;
-  AtomicOutput& operator=(const AtomicOutput&) = delete;
-  std::ostream& stream() { return out_; }
-  void commit();
-
- private:
-  std::filesystem::path path_, tmp_;
-  std::ofstream out_;
-  bool done_ = false;
-};
+/// An output file written under a temporary name and renamed over its path by commit().
+using AtomicOutput = output::AtomicFile;
 
 enum class RowFormat : std::uint8_t { Csv, Jsonl };
 
@@ -62,7 +49,9 @@ class TraceExports {
   bool any() const { return rows_out_ || perfetto_out_; }
   /// The observer for buffer `name` (created on first use).
   AnalysisObserver* observer_for(std::string_view buffer);
-  /// Renames the outputs into place.
+  /// Writes out and closes the outputs (every write error surfaces here), without renaming.
+  void prepare();
+  /// prepare(), then renames the outputs into place.
   void commit();
 
   std::uint64_t rows() const { return rows_; }
@@ -79,6 +68,7 @@ class TraceExports {
   std::string title_;
   std::uint64_t rows_ = 0;
   std::uint64_t markers_ = 0;
+  bool finished_ = false;
 };
 
 /// The row format of an --events path: ".csv" -> Csv, ".jsonl" -> Jsonl; else InputError("--events").

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "common/output.h"
 #include "trace/analysis.h"
 
 namespace ipilab::trace {
@@ -16,6 +17,9 @@ namespace ipilab::trace {
 /// gnuplot is not installed, CheckFailed-free: a gnuplot failure is an std::runtime_error with its
 /// stderr.
 void plot_trace(const IpiAnalysis& analysis, const std::filesystem::path& output);
+/// The same, drawn into the temporary file of an output added to `outs` (committed by the caller
+/// with the command's other outputs; common/output.h).
+void plot_trace(const IpiAnalysis& analysis, const std::filesystem::path& output, output::OutputSet& outs);
 
 /// The gnuplot script plot_trace runs (data files named in it); exposed for tests.
 std::string plot_script(const IpiAnalysis& analysis, const std::filesystem::path& data_dir,

@@ -70,10 +70,33 @@ Run '$cmd --help' for more."
 refused_exactly "ipilab" "'frobnicate' is not an ipilab command" frobnicate
 refused_exactly "ipilab" "'sweeep' is not an ipilab command; did you mean 'sweep'?" sweeep
 refused_exactly "ipilab run" "--seed: -1 is negative: a seed is a whole number from 0 to 18446744073709551615" run --seed -1
-refused_exactly "ipilab run" "--seed: 'abc' is not a whole number (0 or more)" run --seed abc
+refused_exactly "ipilab run" "--seed: not a whole number: abc" run --seed abc
 refused_exactly "ipilab run" "--seed: a value is missing (UINT)" run --seed
 refused_exactly "ipilab run" "--iterations: 0 is outside the range 1 to 1000000000" run --iterations 0
 refused_exactly "ipilab sweep" "--jobs: 0 is outside the range 1 to 4096" sweep hyperv-send-path --jobs 0
+# Every numeric option through the one number parser: the reason, never "outside the range" for
+# what is no number at all.
+refused_exactly "ipilab measure kvm" "--budget: not a finite number: nan" measure kvm --budget nan
+refused_exactly "ipilab measure kvm" "--budget: not a finite number: -inf" measure kvm --budget -inf
+refused_exactly "ipilab measure kvm" "--halt-gap-us: '3us' has characters after the number: 'us'" measure kvm --halt-gap-us 3us
+refused_exactly "ipilab run" "--iterations: not a whole number: abc" run --iterations abc
+refused_exactly "ipilab run" "--iterations: not a whole number: 1e3" run --iterations 1e3
+refused_exactly "ipilab run" "--iterations: '12x' has characters after the number: 'x'" run --iterations 12x
+refused_exactly "ipilab run" "--seed: 99999999999999999999 exceeds the largest whole number 18446744073709551615" \
+  run --seed 99999999999999999999
+refused_exactly "ipilab measure c2c" "--round-trips: 5000000000000 is outside the range 1 to 10000000" \
+  measure c2c --round-trips 5000000000000
+refused_exactly "ipilab run" "--json is given 2 times: give it once" run --json a.json --json b.json
+refused_exactly "ipilab" "'nosuch' is not an ipilab command" nosuch --help
+refused_exactly "ipilab" "'kvm' is not an ipilab command" kvm call --help
+refused_exactly "ipilab" "'rnu' is not an ipilab command; did you mean 'run'?" rnu --seed 3 --help
+refused_exactly "ipilab gic" "'decod' is not a command of 'ipilab gic'; did you mean 'decode'?" gic decod --help
+"$ipilab" run --seed 3 --help >/dev/null || fail "run --seed 3 --help: help refused"
+"$ipilab" topo --preset kunpeng920-2s --help >/dev/null || fail "topo --preset X --help: help refused"
+# Semantic nonsense: a CPU against itself.
+refused "--cpus: CPU 0 is named twice: a CPU against itself is no core-to-core latency" measure c2c --cpus 0,0
+refused "is a folder, not a scenario file" run /tmp
+refused "--call: 'bogus' is neither send-ipi, send-ipi-ex nor a hex call code" hv call --call bogus
 refused_exactly "ipilab sweep" "'--jbos' is not an option of 'ipilab sweep'; did you mean '--jobs'?" sweep hyperv-send-path --jbos 2
 refused_exactly "ipilab hv" "'ipilab hv' needs a command: call, send" hv
 refused_exactly "ipilab hv call" "--vcpus: not together with --vps: give one of them" hv call --vps 0,1 --vcpus 2

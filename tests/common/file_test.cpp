@@ -15,29 +15,22 @@
 namespace ipilab {
 namespace {
 
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string t = (std::filesystem::temp_directory_path() / "ipilab-file-XXXXXX").string();
-    path = ::mkdtemp(t.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
+using output::TempDir;  // the one temporary-folder helper (common/output.h)
 
 TEST(WriteFileAtomically, RegularFileIsReplacedWhole) {
-  TempDir d;
-  const auto f = d.path / "out.json";
+  TempDir d("ipilab-file-test");
+  const auto f = d.path() / "out.json";
   write_file_atomically(f, "old");
   write_file_atomically(f, "new content");
   EXPECT_EQ(read_text_file(f), "new content");
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(d.path), {}), 1) << "no temporary left behind";
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(d.path()), {}), 1) << "no temporary left behind";
 }
 
 // A pipe (like /dev/null or /dev/stdout) is written through, never replaced by a renamed file:
 // renaming over /dev/null as root once turned it into a regular file for the whole machine.
 TEST(WriteFileAtomically, FifoIsWrittenThroughAndStaysAFifo) {
-  TempDir d;
-  const auto f = d.path / "pipe";
+  TempDir d("ipilab-file-test");
+  const auto f = d.path() / "pipe";
   ASSERT_EQ(::mkfifo(f.c_str(), 0600), 0);
   const int rd = ::open(f.c_str(), O_RDONLY | O_NONBLOCK);
   ASSERT_GE(rd, 0);
@@ -52,9 +45,9 @@ TEST(WriteFileAtomically, FifoIsWrittenThroughAndStaysAFifo) {
 }
 
 TEST(WriteFileAtomically, FolderIsAnInputErrorNamingIt) {
-  TempDir d;
+  TempDir d("ipilab-file-test");
   try {
-    write_file_atomically(d.path, "x");
+    write_file_atomically(d.path(), "x");
     FAIL() << "no throw";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("is a folder"), std::string::npos) << e.what();

@@ -131,6 +131,11 @@ TEST(ProfileErrors, UnknownField_WrongType_MissingSource_UnitMismatch_Negative) 
               HasSubstr("p.toml:7:1: cost.guest.eoi.unit: unit mismatch: guest.eoi is a duration, so unit must be cycles, ns, ps or us; got 'bytes'"));
   EXPECT_THAT(load_error("[cost.guest.eoi]\nvalue = -3\nunit = \"ns\"\nsource = \"s\"\n"),
               HasSubstr("p.toml:6:1: cost.guest.eoi.value: must be >= 0, got -3"));
+  // TOML's nan and inf literals are numbers to toml++, never a cost.
+  EXPECT_THAT(load_error("[cost.guest.eoi]\nvalue = nan\nunit = \"ns\"\nsource = \"s\"\n"),
+              HasSubstr("p.toml:6:9: cost.guest.eoi.value: not a finite number: nan"));
+  EXPECT_THAT(load_error("[cost.guest.eoi]\nvalue = 3\nunit = \"ns\"\nspread = inf\nsource = \"s\"\n"),
+              HasSubstr("cost.guest.eoi.spread: not a finite number: inf"));
   EXPECT_THAT(load_error("[cost.guest.eoi]\nvalue = 3\nunit = \"ns\"\nspread = -0.1\nsource = \"s\"\n"),
               HasSubstr("cost.guest.eoi.spread: relative standard deviation must be >= 0"));
   EXPECT_THAT(load_error("[cost.guest]\neoi = 3\n"), HasSubstr("p.toml:6:1: cost.guest.eoi: expected a table"));

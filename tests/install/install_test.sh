@@ -11,7 +11,7 @@ cmake --install "$build" --prefix "$P" >"$tmp/install.log" || { cat "$tmp/instal
 unset IPILAB_DATA IPILAB_DATA_DIR
 cd /
 
-for f in bin/ipilab share/man/man1/ipilab.1 share/bash-completion/completions/ipilab share/zsh/site-functions/_ipilab \
+for f in bin/ipilab share/man/man1/ipilab.1.gz share/doc/ipilab/changelog.gz share/bash-completion/completions/ipilab share/zsh/site-functions/_ipilab \
          share/ipilab/scenarios/default.list share/ipilab/scenarios/README.md share/ipilab/profiles/README.md \
          share/ipilab/data/traces/mixed.dat share/doc/ipilab/README.md share/doc/ipilab/json.md; do
   [ -f "$P/$f" ] || fail "not installed: $f"

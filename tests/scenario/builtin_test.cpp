@@ -8,7 +8,11 @@
 #include <set>
 #include <string>
 
+#include <cmath>
+#include <sstream>
+
 #include "scenario/catalog.h"
+#include "scenario/plot.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
 #include "workload/mechanism.h"
@@ -94,6 +98,50 @@ TEST(BuiltinScenarios, CounterChecksAreSkippedOnlyWhenIterationsAreOverridden) {
   const ScenarioResult full = run(prepare(load_scenario(file), RunOverrides{}, workload::find_workload));
   EXPECT_EQ(full.checks_evaluated(), full.checks.size());
   EXPECT_EQ(full.checks_passed(), full.checks.size());
+}
+
+}  // namespace
+}  // namespace ipilab::scenario
+
+namespace ipilab::scenario {
+namespace {
+
+// The model-mean dot of `run --plot` lies on the curve gnuplot draws for its variant: on the
+// straight segment between the two quantile points around the mean (in log x on a log axis).
+TEST(BuiltinScenarios, PlotMeanDotSitsOnItsCurve) {
+  RunOverrides few;
+  few.iterations = 3000;
+  const ScenarioResult r = run(prepare(load_scenario(resolve_scenario("seed000-send-ipi-one")), few, workload::find_workload));
+  const PlotScript ps = plot_script(r, "d.txt", "o.png", true);
+  std::map<std::string, std::vector<std::pair<double, double>>> curves, dots;
+  std::istringstream in(ps.data);
+  std::string line, block;
+  while (std::getline(in, line)) {
+    if (line.rfind("# ", 0) == 0) block = line.substr(2);
+    else if (!line.empty()) {
+      double x = 0, y = 0;
+      std::istringstream(line) >> x >> y;
+      (block.rfind("mean of ", 0) == 0 ? dots[block.substr(8)] : curves[block]).emplace_back(x, y);
+    }
+  }
+  ASSERT_GE(dots.size(), 4u);
+  for (const auto& [name, d] : dots) {
+    ASSERT_EQ(d.size(), 1u);
+    const auto& c = curves.at(name);
+    const auto [mx, my] = d.front();
+    bool on = false;
+    for (std::size_t j = 1; j < c.size() && !on; ++j) {
+      const auto [x0, y0] = c[j - 1];
+      const auto [x1, y1] = c[j];
+      if (mx < x0 || mx > x1) continue;
+      if (x1 == x0) on = my >= y0 - 1e-6 && my <= y1 + 1e-6;
+      else {
+        const double t = ps.log_x ? (std::log(mx) - std::log(x0)) / (std::log(x1) - std::log(x0)) : (mx - x0) / (x1 - x0);
+        on = std::fabs(my - (y0 + (y1 - y0) * t)) < 0.05;  // the data's 6 significant digits
+      }
+    }
+    EXPECT_TRUE(on) << name << ": dot (" << mx << ", " << my << ") is off its curve";
+  }
 }
 
 }  // namespace

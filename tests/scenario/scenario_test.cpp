@@ -398,14 +398,16 @@ TEST_F(ScenarioTest, BadInput_NothingWrittenWhenAVariantFails) {
 TEST_F(ScenarioTest, BadInput_JsonIntoMissingFolder_BeforeRunning) {
   const std::string path = write("s.toml", kBase);
   const std::string msg = input_error([&] { command({.scenarios = {path}, .json = file("no/dir/x.json")}); });
-  EXPECT_NE(msg.find("--json: folder"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--json: '" + file("no/dir/x.json") + "': folder '" + file("no/dir") + "' does not exist"),
+            std::string::npos)
+      << msg;
 }
 
 TEST_F(ScenarioTest, BadInput_PlotExtension) {
   const std::string path = write("s.toml", kBase);
   const std::string msg = input_error([&] { command({.scenarios = {path}, .plot = file("x.pdf")}); });
   EXPECT_NE(msg.find("--plot: "), std::string::npos) << msg;
-  EXPECT_NE(msg.find("must end in .svg or .png"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("must end in .png or .svg (the image format follows the name)"), std::string::npos) << msg;
 }
 
 // ---------------------------------------------------------------------------------------------

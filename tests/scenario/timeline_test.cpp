@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/output.h"
 #include "common/file.h"
 #include "scenario/catalog.h"
 #include "scenario/replay.h"
@@ -38,22 +39,7 @@ namespace {
 namespace fs = std::filesystem;
 using workload::Served;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / fmt_name();
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  static std::string fmt_name() {
-    static int n = 0;
-    return "ipilab-timeline-test-" + std::to_string(::getpid()) + "-" + std::to_string(++n);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using output::TempDir;  // the one temporary-folder helper (common/output.h)
 
 /// Counts on its own what the window holds: IPIs launched between the mark that opens it and the
 /// one that closes it (or in the first N sends), and the coalesced / polling / lost decisions there;
@@ -110,7 +96,7 @@ struct Observed {
 
 Observed run_observed(const std::string& scenario, const std::vector<std::string>& variants, std::uint64_t iterations,
                       std::uint64_t limit, const std::string& rows_ext = ".csv") {
-  TempDir dir;
+  TempDir dir("ipilab-timeline-test");
   RunOverrides ov;
   ov.iterations = iterations;
   ov.variants = variants;
@@ -356,7 +342,7 @@ TEST(SimTimeline, LostIpisAreMarkedWithTheModelsReason) {
 // Raw IPIs from 8 vCPUs into one: a later IPI of the vector merges into the pending one (one IRR
 // bit), and is drawn as an "ipi,coalesced" flow to the handler that served both.
 TEST(SimTimeline, MergedIpisAreCoalescedFlowsToTheHandlerThatServedThem) {
-  TempDir dir;
+  TempDir dir("ipilab-timeline-test");
   const std::string toml = R"(
 [scenario]
 name = "merge"
@@ -416,7 +402,7 @@ TEST(SimTimeline, SameSeedSameBytesAndTheRunIsUnchanged) {
 // Replay: the first N sends of data/traces/mixed.dat, one flow per IPI they sent; the CSV has the
 // columns of `ipilab trace --events` on the same trace.
 TEST(SimTimeline, ReplayDrawsTheFirstNSendsInTheTracesColumns) {
-  TempDir dir;
+  TempDir dir("ipilab-timeline-test");
   const std::string trace = std::string(IPILAB_SOURCE_DIR) + "/data/traces/mixed.dat";
   ReplayOptions a;
   a.trace = trace;
@@ -450,7 +436,7 @@ TEST(SimTimeline, ReplayDrawsTheFirstNSendsInTheTracesColumns) {
 }
 
 TEST(SimTimeline, BadOutputsAreRefusedBeforeAnythingRuns) {
-  TempDir dir;
+  TempDir dir("ipilab-timeline-test");
   auto bad = [](TimelineOptions o, const std::string& fragment) {
     try {
       check_timeline_options(o);
@@ -464,7 +450,7 @@ TEST(SimTimeline, BadOutputsAreRefusedBeforeAnythingRuns) {
   bad(o, "--perfetto");
   o.perfetto = dir.file("t.txt");
   bad(o, "must end in .json");
-  o.perfetto = dir.path.string();
+  o.perfetto = dir.path().string();
   bad(o, "--perfetto");
   o.perfetto = "";
   o.events = dir.file("t.json");

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/output.h"
 #include "common/file.h"
 #include "sweep/base.h"
 #include "sweep/command.h"
@@ -75,22 +76,12 @@ struct Outputs {
   std::string out, err, csv, json;
 };
 
-// A folder in the temporary folder, removed with what it holds when this goes out of scope, also
-// when the test throws or an assertion returns early.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / name) { fs::create_directories(path); }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+// Temporary folders: output::TempDir, the one ipilab writes its own temporary files to.
+using output::TempDir;
 
 Outputs run_sweep(const std::string& spec, unsigned jobs, scenario::WorkloadLookup lookup, const std::atomic<bool>* stop = nullptr) {
-  const TempDir tmp(fmt::format("ipilab-sweep-test-{}-{}", ::getpid(), jobs));
-  const fs::path& dir = tmp.path;
+  TempDir tmp(fmt::format("ipilab-sweep-test-{}", jobs));
+  const fs::path& dir = tmp.path();
   SweepOptions o;
   o.spec = spec;
   o.jobs = jobs;
@@ -169,8 +160,8 @@ TEST(SweepRun, APointRunAloneGivesWhatItGaveInTheSweep) {
 
 TEST(SweepRun, AFailingPointIsReportedAndTheOthersRun) {
   Lookup l;
-  const TempDir tmp(fmt::format("ipilab-sweep-fail-{}", ::getpid()));
-  const fs::path& dir = tmp.path;
+  TempDir tmp("ipilab-sweep-fail");
+  const fs::path& dir = tmp.path();
   write_file_atomically(dir / "f.toml", "[sweep]\nscenario = \"seed003-ipi-hw\"\niterations = 100\n"
                                         "[[axis]]\nname = \"sgi\"\nkey = \"workload.sgi\"\nvalues = [1, 13, 2]\n");
   const Outputs r = run_sweep((dir / "f.toml").string(), 2, l.get());
@@ -335,6 +326,8 @@ TEST(SweepPlot, LineAndHeatmapScriptsCarryTheValuesUnitsAndGaps) {
   EXPECT_THAT(ls.script, HasSubstr("set title \"small: small\\nits=post-seed; 300 iterations per point"));
   EXPECT_THAT(ls.data, HasSubstr("# 2\n0 "));
   EXPECT_THAT(ls.data, HasSubstr("2 NaN\n"));  // 2 sockets, socket:3: skipped
+  // A series that stops says why in its legend.
+  EXPECT_THAT(ls.script, HasSubstr("title 'sockets=2 (no value from socket:3 on: skipped)'"));
   PlotSpec hm;
   hm.kind = PlotSpec::Kind::Heatmap;
   hm.x = 1;
