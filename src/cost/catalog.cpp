@@ -42,6 +42,7 @@ constexpr CostKeyInfo kCatalog[] = {
     {guest_ttwu_queue.name, D, "try_to_wake_up() of a task on another CPU: select_task_rq + llist_add of the wake entry (ttwu_queue_wakelist)", kWake},
     {guest_ttwu_pending.name, D, "target: sched_ttwu_pending() for one queued wake entry (activate the task, check preemption)", kWake},
     {guest_context_switch.name, D, "schedule(): one switch between the idle task and a task (either way)", kWake},
+    {"guest.schedule_idle", D, "do_idle: schedule_idle() after the idle loop ran its call_single_queue for need_resched (__schedule picking the idle task again, interrupts off, not polling), per idle-loop flush that does not wake a task", kPoll},
     {guest_idle_poll_exit.name, D, "polling idle (TIF_POLLING_NRFLAG): seeing need_resched and leaving the poll loop, up to flush_smp_call_function_queue", kPoll},
     // Generic VM exit/entry.
     {vm_exit_entry.name, D, "one VM exit plus the VM entry back (world switch and common exit path), excluding exit-specific handling", "mechanisms hyperv, x2apic-physical, x2apic-cluster, kvm-pv; workload kvm_bench (its cpuid-exit case)"},
@@ -55,6 +56,12 @@ constexpr CostKeyInfo kCatalog[] = {
     // x86 interrupt emulation and KVM.
     {x2apic_icr_write_exit.name, D, "handling one x2APIC ICR write (WRMSR 0x830) exit: decode and route, excluding vm.exit_entry", kX86},
     {x2apic_icr_dest_per_target.name, D, "per destination of one ICR write (one in physical mode, up to 16 in logical cluster mode)", kX86},
+    {x2apic_icr_write_fastpath.name, D, "KVM handling an eligible x2APIC ICR write (fixed, physical, no shorthand, one destination) in the exit's IRQs-off fastpath, per write, after vm.exit_entry (replaces x2apic.icr_write_exit)", "x86 mechanisms with icr_fastpath = true"},
+    {ipiv_icr_write.name, D, "a guest x2APIC ICR write virtualised by the CPU (Intel IPIv): no exit, per write", "mechanism ipiv"},
+    {ipiv_pid_post.name, D, "IPIv: the sender's CPU sets the vector in the target's posted-interrupt descriptor (PID) and sends the notification, per destination", "mechanism ipiv"},
+    {x2apic_native_icr_write.name, D, "bare metal: one x2APIC ICR write (WRMSR 0x830), per write", "mechanism native-x86"},
+    {cpu_idle_exit.name, D, "bare metal: a CPU idle in HLT/MWAIT leaving its C-state for an interrupt (the C-state's exit latency), per wake-up", "mechanism native-x86 (targets idling in HLT)"},
+    {apic_event_injection.name, D, "a running target without posted interrupts (apicv = false), after its kick exit: KVM injects the vector through the VM-entry interruption field (per interrupt)", "x86 mechanisms with apicv = false"},
     {apic_interrupt_injection.name, D, "making an interrupt pending on a RUNNING target vCPU (posted-interrupt update + notification) until its guest code takes it", kX86},
     {kvm_pv_send_ipi_call.name, D, "KVM_HC_SEND_IPI: per hypercall fixed work (decode the 128-bit bitmap and min APIC ID)", kPv},
     {kvm_pv_send_ipi_per_dest.name, D, "KVM_HC_SEND_IPI: per destination set in the bitmap (lookup + kvm_apic_set_irq)", kPv},
@@ -84,6 +91,7 @@ constexpr CostKeyInfo kCatalog[] = {
     // vCPU scheduling.
     {vcpu_halt_exit.name, D, "a vCPU executing HLT/WFI: the exit and the host putting the vCPU to sleep", "targets idling in HLT/WFI (vm.state = \"halted\")"},
     {vcpu_halt_wakeup.name, D, "waking a halted vCPU: from the interrupt being posted to the vCPU running guest code again", "targets idling in HLT/WFI (vm.state = \"halted\")"},
+    {vcpu_halt_poll_wakeup.name, D, "a halted vCPU whose interrupt KVM's halt-polling loop sees (kvm_vcpu_check_block) before the thread blocks: from the interrupt being posted to the vCPU running guest code again", "x86 mechanisms with halt_poll_ns > 0 (targets in HLT)"},
 };
 
 }  // namespace

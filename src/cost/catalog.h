@@ -59,7 +59,13 @@ inline constexpr CostKey hv_ipi_post_per_target{"hv.ipi_post_per_target"};
 // x86 interrupt emulation and KVM.
 inline constexpr CostKey x2apic_icr_write_exit{"x2apic.icr_write_exit"};
 inline constexpr CostKey x2apic_icr_dest_per_target{"x2apic.icr_dest_per_target"};
+inline constexpr CostKey x2apic_icr_write_fastpath{"x2apic.icr_write_fastpath"};
+inline constexpr CostKey x2apic_native_icr_write{"x2apic.native_icr_write"};
+inline constexpr CostKey ipiv_icr_write{"ipiv.icr_write"};
+inline constexpr CostKey ipiv_pid_post{"ipiv.pid_post"};
+inline constexpr CostKey cpu_idle_exit{"cpu.idle_exit"};
 inline constexpr CostKey apic_interrupt_injection{"apic.interrupt_injection"};
+inline constexpr CostKey apic_event_injection{"apic.event_injection"};
 inline constexpr CostKey kvm_pv_send_ipi_call{"kvm.pv_send_ipi_call"};
 inline constexpr CostKey kvm_pv_send_ipi_per_dest{"kvm.pv_send_ipi_per_dest"};
 // Arm GIC: GICv4.1 direct vSGI and the GICv3 emulated SGI.
@@ -89,6 +95,7 @@ inline constexpr CostKey mem_cacheline_cross_socket{"mem.cacheline_cross_socket"
 // vCPU scheduling.
 inline constexpr CostKey vcpu_halt_exit{"vcpu.halt_exit"};
 inline constexpr CostKey vcpu_halt_wakeup{"vcpu.halt_wakeup"};
+inline constexpr CostKey vcpu_halt_poll_wakeup{"vcpu.halt_poll_wakeup"};
 }  // namespace keys
 
 /// The kind of quantity a key holds; decides which units a profile may use for it.

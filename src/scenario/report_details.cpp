@@ -190,7 +190,7 @@ std::string section_checks(const ScenarioResult& r, const TextOptions&) {
   for (const auto* cp : checks) {
     const CheckOutcome& c = *cp;
     const NumberFormat f = c.counter ? NumberFormat{0} : fm;
-    u.add({c.expect.variant, c.counter ? c.expect.key : c.expect.key + " " + c.expect.stat, format_fixed(c.actual, f),
+    u.add({c.expect.kind == "predicted" ? c.expect.variant + " (predicted)" : c.expect.variant, c.counter ? c.expect.key : c.expect.key + " " + c.expect.stat, format_fixed(c.actual, f),
            format_fixed(c.expect.value, f), format_tolerance(c.expect.tolerance),
            !c.skipped.empty() ? "not checked (" + format_count(r.scenario_iterations) + " iterations)"
            : c.pass         ? "✓"

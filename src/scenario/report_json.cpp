@@ -91,6 +91,8 @@ ojson to_json(const ScenarioResult& r) {
                              {"tolerance", c.expect.tolerance}, {"actual", c.actual},
                              {"pass", c.skipped.empty() ? ojson(c.pass) : ojson(nullptr)}});
       if (!c.skipped.empty()) checks.back()["skipped"] = c.skipped;
+      if (c.expect.kind != "reproduced") checks.back()["kind"] = c.expect.kind;
+      if (!c.expect.reason.empty()) checks.back()["reason"] = c.expect.reason;
     }
     if (!checks.empty()) jv["check"] = std::move(checks);
     vars.push_back(std::move(jv));

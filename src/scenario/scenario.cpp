@@ -58,7 +58,7 @@ Expectation read_expect_entry(const std::string& file, const std::string& varian
   }
   const toml::table* t = n.as_table();
   if (!t)
-    throw InputError(e.place, fmt::format("expected a number or a table {{ value, tolerance?, stat? }}, got {}",
+    throw InputError(e.place, fmt::format("expected a number or a table {{ value, tolerance?, stat?, kind?, reason? }}, got {}",
                                           toml_read::type_name(n)));
   TableReader r(*t, file, path);
   e.value = r.req_double("value");
@@ -71,6 +71,14 @@ Expectation read_expect_entry(const std::string& file, const std::string& varian
       r.fail("stat", fmt::format("'{}' is not one of mean, p50, p90, p99, p999, min, max", *st));
     e.stat = *st;
   }
+  if (auto k = r.opt_string("kind")) {
+    if (*k != "reproduced" && *k != "predicted")
+      r.fail("kind", fmt::format("'{}' is not one of reproduced, predicted", *k));
+    e.kind = *k;
+  }
+  if (auto why = r.opt_string("reason")) e.reason = *why;
+  if (e.kind == "predicted" && e.reason.empty())
+    r.fail("reason", "a predicted figure states why its tolerance is what it is (reason = \"...\")");
   r.finish();
   return e;
 }

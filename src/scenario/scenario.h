@@ -58,6 +58,10 @@ struct Expectation {
   double value = 0;
   double tolerance = 0.02;  ///< relative: passes when |actual - value| <= tolerance * |value|
   std::string place;        ///< "FILE:LINE:COL: scenario.expect.<variant>.<key>"
+  /// "reproduced" (default: a figure the profile's values were derived from or that the model must
+  /// hit) or "predicted" (a published figure no value of the profile was fitted to).
+  std::string kind = "reproduced";
+  std::string reason;       ///< why the tolerance is what it is (required for predicted ones)
 };
 
 /// One variant with its merged document (root table holding host, vm, profile, workload).

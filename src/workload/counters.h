@@ -50,6 +50,8 @@ inline constexpr CounterKey native_fallbacks{"native_fallbacks"};
 inline constexpr CounterKey duplicated{"duplicated"};
 inline constexpr CounterKey vm_exits{"vm_exits"};
 inline constexpr CounterKey icr_writes{"icr_writes"};
+inline constexpr CounterKey icr_fastpath_exits{"icr_fastpath_exits"};
+inline constexpr CounterKey ipiv_icr_writes{"ipiv_icr_writes"};
 inline constexpr CounterKey kicks{"kicks"};
 inline constexpr CounterKey sgir_writes{"sgir_writes"};
 inline constexpr CounterKey its_local{"its_local"};

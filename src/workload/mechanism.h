@@ -31,6 +31,7 @@
 #include "sim/time.h"
 #include "topology/host.h"
 #include "topology/vm.h"
+#include "workload/halt_poll.h"
 #include "workload/params.h"
 #include "workload/plan.h"
 #include "workload/workload.h"
@@ -69,11 +70,22 @@ struct MechanismResource {
   sim::ResourceStats stats;  ///< in ps, over [the window's start, the end asked for]
 };
 
-/// What a target vCPU pays when an interrupt of this mechanism reaches it, by its state.
+/// What a target vCPU pays when an interrupt of this mechanism reaches it, by its state (the core
+/// picks the path, target_path.h, and counts each delivery under it).
 struct ArrivalSteps {
   std::vector<PlanStep> running;   ///< it runs guest code (spinning, computing, polling idle)
-  std::vector<PlanStep> halted;    ///< it sits in HLT / WFI: the wake-up
+  std::vector<PlanStep> halted;    ///< it sits in HLT / WFI, its thread blocked: the wake-up
   std::vector<PlanStep> prologue;  ///< handler steps right after guest.irq_entry (arm64: ICC_IAR1_EL1)
+  /// Halted, but the host's halt-polling loop sees the interrupt (kvm_vcpu_halt): used when
+  /// host_poll is enabled and the halt was shorter than the vCPU's polling window.
+  std::vector<PlanStep> host_polled;
+  HostHaltPollConfig host_poll;    ///< KVM's halt_poll_ns and its grow/shrink (off: max_ns 0)
+  GuestHaltPollConfig guest_poll;  ///< cpuidle-haltpoll in the guest (off: max_ns 0)
+  /// A running target gets a posted interrupt (APICv: no exit on it); false: `running` is an exit
+  /// and an event injection (the path's name says which).
+  bool posted = true;
+  /// Bare metal (no hypervisor): paths running_native / halted_native.
+  bool native = false;
 };
 
 class Mechanism {

@@ -15,10 +15,13 @@
 //   vm_interrupt.cpp  interrupts: arrival and merging, taking one, the handler's end
 //   vm_idle.cpp       idle states: going idle, the polling policy's need_resched instead of an IPI
 //                     and the idle-loop flush, leaving idle for a woken task, WaitIdle's waiters
+//   vm_target_path.cpp the path an interrupt takes into its target by the target's state
+//                     (target_path.h), entering HLT, the host and guest halt-polling windows
 // Events capture a vCPU's index (or an InFlight slot), never a pointer: agents_ does not move.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -29,12 +32,16 @@
 
 #include "sim/engine.h"
 #include "sim/resource.h"
+#include "workload/halt_poll.h"
+#include "workload/target_path.h"
 #include "workload/vcpu_state.h"
 #include "workload/vm_run.h"
 
 namespace ipilab::workload::vm_core {
 
 using sim::Ps;
+// do_idle's schedule_idle() after an idle-loop flush (catalog.cpp describes it; read only here).
+inline constexpr cost::CostKey guest_schedule_idle{"guest.schedule_idle"};
 constexpr std::uint16_t kFlushBody = 0xFFFF;  // the interrupt runs the call_single_queue
 constexpr std::uint16_t kStrayBody = 0xFFFE;  // nothing for this CPU (a raw IPI it was not meant to get)
 constexpr std::uint64_t kNoIpi = 0;
@@ -80,6 +87,7 @@ struct PendingIrq {
   bool intended = true;
   bool merged = false;
   bool measured = false;      // the op that sent it started in the measured window
+  bool in_host = false;       // it reached the target during an exit (a host-side Compute)
   Ps arrived{};
   Ps send_start{};
   std::uint64_t ipi = kNoIpi;
@@ -152,6 +160,12 @@ struct Agent {
   Ps idle_from = sim::kNever;  // Halted: in HLT from; Polling: polling from
   bool need_resched = false;   // orthogonal: set by a sender under skip-if-polling
   std::vector<unsigned> idle_waiters;
+  // Halt-polling (vm_target_path.cpp): when the current idle period in Halted began (its guest poll
+  // window first, with cpuidle-haltpoll), the event that ends that window (halt_gen), each window.
+  Ps halt_start = sim::kNever;
+  std::uint32_t halt_gen = 0;
+  HostHaltPoll host_poll;
+  GuestHaltPoll guest_poll;
 
   // call_single_queue.
   std::vector<Csd> queue;
@@ -229,6 +243,12 @@ class Core {
   void go_idle(Agent& g, Ps t);
   void leave_idle_for_task(Agent& g, Ps t);
   void check_waiters(Agent& g);
+  // Target paths (vm_target_path.cpp).
+  const std::vector<PlanStep>& arrival_path(Agent& g, const PendingIrq& irq, bool halted);
+  void enter_halt(Agent& g, Ps t);
+  void count_path(TargetPath p) {
+    if (measuring_) counters_.add(c_path_[static_cast<std::size_t>(p)], 1);
+  }
   void move(Agent& g, VcpuState to) { move_vcpu(g.cpu, g.state, to); }
   bool idle_now(const Agent& g) const {
     return is_idle(g.state) && g.inbound == 0 && g.pending_head == g.pending.size() && !g.need_resched;
@@ -290,11 +310,12 @@ class Core {
   std::size_t nodes_ = 0;
   sim::Breakdown& bd_;
   Counters& counters_;
+  std::array<CounterId, kTargetPaths> c_path_{};
   CounterId c_sends_, c_coalesced_, c_polling_, c_misdelivered_, c_lost_, c_ipis_, c_deliveries_;
 
   // Priced by the core.
   PlanStep irq_entry_, eoi_, irq_exit_, csd_queue_, csd_unlock_, halt_exit_, ttwu_queue_, ttwu_pending_,
-      context_switch_, poll_exit_;
+      context_switch_, poll_exit_, schedule_idle_;
   std::vector<PlanStep> halt_steps_;
 
   std::unordered_map<std::vector<std::uint32_t>, std::shared_ptr<const SendPlan>, VecHash> plans_;

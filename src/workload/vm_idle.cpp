@@ -47,7 +47,13 @@ void Core::idle_flush(unsigned a) {
     g.task = TaskState::Woken;
     leave_idle_for_task(g, t);
   } else if (g.idle()) {
-    g.idle_from = t;  // back to polling
+    // do_idle() leaves its poll loop for need_resched: after flush_smp_call_function_queue it calls
+    // schedule_idle() (__schedule: pick_next_task, the idle task again) with TIF_POLLING_NRFLAG clear,
+    // interrupts off, then polls again. Meanwhile a sender finds it not polling and sends an IPI.
+    const Ps d = schedule_idle_.sample(rng_);
+    bd_.add(schedule_idle_.id, d);
+    g.idle_from = t + d;
+    g.irq_off_until = std::max(g.irq_off_until, t + d);
   }
   if (g.pending_head < g.pending.size() && !g.take_scheduled) {
     g.take_scheduled = true;
@@ -65,11 +71,10 @@ void Core::go_idle(Agent& g, Ps t) {
     case VcpuState::Halted: {
       if (t == Ps{0}) {  // the vCPU starts in HLT
         g.idle_from = t;
+        g.halt_start = t;
         break;
       }
-      const Ps e = run_steps(halt_steps_, t, g.hv);
-      g.idle_from = e;
-      g.irq_off_until = std::max(g.irq_off_until, e);
+      enter_halt(g, t);
       break;
     }
     default:  // Polling, IdleSpin

@@ -8,6 +8,7 @@ void Core::arrive(unsigned a, const PendingIrq& in) {
   const Ps now = sim_.now();
   PendingIrq irq = in;
   irq.arrived = now;
+  irq.in_host = g.state == VcpuState::Running && g.phase == Phase::Compute && g.op.host && now < g.irq_off_until;
   // The same vector already pending (not yet taken) -> one interrupt (the IRR / SGI pending bit).
   for (std::size_t i = g.pending_head; i < g.pending.size(); ++i)
     if (g.pending[i].vector == irq.vector && g.pending[i].body == irq.body) {
@@ -49,7 +50,7 @@ void Core::take(unsigned a) {
     if (g.pending[i].vector == irq.vector && g.pending[i].body == irq.body) served_.push_back(i);
   const bool halted = g.state == VcpuState::Halted && irq.arrived >= g.idle_from;
   const ArrivalSteps& arr = mech_.arrival();
-  const Ps start = run_steps(halted ? arr.halted : arr.running, now, g.hv);
+  const Ps start = run_steps(arrival_path(g, irq, halted), now, g.hv);
   if (halted) g.idle_from = sim::kNever;
   g.resume = g.state;
   move(g, VcpuState::Interrupt);
@@ -132,13 +133,9 @@ void Core::handler_done(Agent& g, Ps end, Ps start) {
     leave_idle_for_task(g, end);
   } else if (is_idle(g.state)) {
     switch (g.state) {
-      case VcpuState::Halted: {
-        // Back to HLT: the exit and the host descheduling the vCPU.
-        const Ps e = run_steps(halt_steps_, end, g.hv);
-        g.idle_from = e;
-        g.irq_off_until = std::max(g.irq_off_until, e);
+      case VcpuState::Halted:
+        enter_halt(g, end);  // back to HLT (after the guest's poll window, with cpuidle-haltpoll)
         break;
-      }
       default:  // Polling, IdleSpin
         g.idle_from = end;
         break;

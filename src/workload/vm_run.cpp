@@ -34,7 +34,8 @@ std::string_view served_name(Served s) {
 std::vector<cost::CostKey> core_cost_keys() {
   using namespace cost::keys;
   return {guest_irq_entry,  guest_eoi,          guest_irq_exit,      guest_csd_queue,       guest_csd_unlock,
-          vcpu_halt_exit,   guest_ttwu_queue,   guest_ttwu_pending,  guest_context_switch, guest_idle_poll_exit};
+          vcpu_halt_exit,   guest_ttwu_queue,   guest_ttwu_pending,  guest_context_switch, guest_idle_poll_exit,
+          vm_core::guest_schedule_idle};
 }
 namespace vm_core {
 
@@ -69,6 +70,7 @@ Core::Core(RunConfig& cfg, Pricer& pricer)
   c_lost_ = counters_.id("lost");
   c_ipis_ = counters_.id("ipis_delivered");
   c_deliveries_ = counters_.id("deliveries");
+  for (std::size_t p = 0; p < kTargetPaths; ++p) c_path_[p] = counters_.id(target_path_counter(static_cast<TargetPath>(p)));
   for (const char* k : {"native_fallbacks", "hypercalls"}) counters_.id(k);
 
   irq_entry_ = pricer_.step("target", "interrupt entry", guest_irq_entry, 1, Lane::Guest);
@@ -111,8 +113,10 @@ Core::Core(RunConfig& cfg, Pricer& pricer)
     halt_steps_ = {halt_exit_};
   }
   tail_ = {eoi_, irq_exit_};
-  if (any_poll && (cfg_.polling == PollingPolicy::SkipIfPolling || cfg_.uses_wakeups))
+  if (any_poll && (cfg_.polling == PollingPolicy::SkipIfPolling || cfg_.uses_wakeups)) {
     poll_exit_ = pricer_.step("target", "polling idle: need_resched seen, leave the poll loop", guest_idle_poll_exit);
+    schedule_idle_ = pricer_.step("target", "do_idle: schedule_idle() after the flush, not polling", guest_schedule_idle);
+  }
   for (std::size_t i = 0; i < host.its.size(); ++i) its_.emplace_back(fmt::format("its{}.sgir", i), kWaitResolution);
   if (host.latency.pairs.empty()) {
     c2c_fast_ = true;

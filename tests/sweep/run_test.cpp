@@ -137,7 +137,10 @@ TEST(SweepRun, SmallSweepGivesTheModelsValuesAndIdenticalOutputsForAnyWorkerCoun
                   "hypercalls,ipis_delivered,ipis_in_flight_at_end,ipis_in_flight_at_start,ipis_sent,its_local,its_remote,"
                   "lost,misdelivered,native_fallbacks,polling_skips,requests,requests_lost,requests_pending_at_end,"
                   "requests_pending_at_start,sends,"
-                  "sgir_writes,vm_exits,events,seed,error");
+                  "sgir_writes,target_path.halt_entry,target_path.halted_blocked,target_path.halted_guest_poll,"
+                  "target_path.halted_host_poll,target_path.halted_native,target_path.polling_idle,"
+                  "target_path.running_guest_exit,target_path.running_guest_posted,target_path.running_host,"
+                  "target_path.running_native,vm_exits,events,seed,error");
   EXPECT_THAT(one.csv, HasSubstr("\n4,2,socket:3,pre-seed,skipped,,,,,,,4,,,,,,,,,,,"));
   EXPECT_THAT(one.out, HasSubstr("2 points: a 2-socket host has no socket 3"));
 }

@@ -47,12 +47,14 @@ TEST(VmRun_CallSingleQueue, ACallQueuedOnABusyQueueSendsNoIpi) {
 }
 
 // skip-if-polling: a polling target gets need_resched instead of an IPI (b2a02fc43a1f); always-ipi
-// sends every one; a target in HLT is not polling, so the policy cannot skip.
+// sends every one; a target in HLT is not polling, so the policy cannot skip. The skipping senders
+// think 2 us between calls, longer than the target's schedule_idle() after each flush (500 ns), so
+// each call finds it polling again.
 TEST(VmRun_PollingPolicy, SkipIfPollingSendsNoIpiToPollingTargetsOnly) {
   const char* base = "mechanism = \"x2apic-physical\"\nsenders = 2\ntargets = \"partner\"\npartner_offset = 2\n"
                      "handler = \"callback\"\n";
   auto skip = make_setup("skylake-2s-40c", "kvm-skylake-pv-ipi.toml", first_n(4), 8192, {},
-                         std::string(base) + "polling = \"skip-if-polling\"\n", {}, 1000);
+                         std::string(base) + "polling = \"skip-if-polling\"\nthink_ns = 2000\n", {}, 1000);
   set_state(skip, topology::VcpuState::Polling);
   auto always = make_setup("skylake-2s-40c", "kvm-skylake-pv-ipi.toml", first_n(4), 8192, {},
                            std::string(base) + "polling = \"always-ipi\"\n", {}, 1000);
@@ -70,6 +72,23 @@ TEST(VmRun_PollingPolicy, SkipIfPollingSendsNoIpiToPollingTargetsOnly) {
   EXPECT_LT(rs.metrics[0].summary.mean * 5, ra.metrics[0].summary.mean);
   // HLT targets pay the wake-up on top of the IPI.
   EXPECT_GT(rh.metrics[0].summary.mean, ra.metrics[0].summary.mean + 1000);
+}
+
+// Back to back, the next call comes while the target is still in schedule_idle() after the last
+// flush (not polling, interrupts off): it gets an IPI, taken when schedule_idle() ends, so skipping
+// saves nothing there (the skip path is not free).
+TEST(VmRun_PollingPolicy, BackToBackCallsFindTheTargetInScheduleIdle) {
+  const char* base = "mechanism = \"x2apic-physical\"\nsenders = 2\ntargets = \"partner\"\npartner_offset = 2\n"
+                     "handler = \"callback\"\n";
+  auto skip = make_setup("skylake-2s-40c", "kvm-skylake-pv-ipi.toml", first_n(4), 8192, {},
+                         std::string(base) + "polling = \"skip-if-polling\"\n", {}, 1000);
+  set_state(skip, topology::VcpuState::Polling);
+  auto always = make_setup("skylake-2s-40c", "kvm-skylake-pv-ipi.toml", first_n(4), 8192, {},
+                           std::string(base) + "polling = \"always-ipi\"\n", {}, 1000);
+  set_state(always, topology::VcpuState::Polling);
+  const RunResult rs = run(skip, "storm"), ra = run(always, "storm");
+  EXPECT_GT(rs.counters.at("sends"), 900u);
+  EXPECT_GT(rs.metrics[0].summary.mean, 0.9 * ra.metrics[0].summary.mean);
 }
 
 // Every request is served by its own IPI, coalesced, served by a polling flush or lost, and every

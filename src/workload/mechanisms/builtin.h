@@ -10,6 +10,8 @@ MechanismInfo describe_hyperv();              // hyperv.cpp
 MechanismInfo describe_x2apic_physical();     // x2apic_physical.cpp
 MechanismInfo describe_x2apic_cluster();      // x2apic_cluster.cpp
 MechanismInfo describe_kvm_pv();              // kvm_pv.cpp
+MechanismInfo describe_ipiv();                // ipiv.cpp
+MechanismInfo describe_native_x86();          // native_x86.cpp
 MechanismInfo describe_gicv4_1_vsgi();        // gicv4_1_vsgi.cpp
 MechanismInfo describe_gicv3_emulated_sgi();  // gicv3_emulated_sgi.cpp
 

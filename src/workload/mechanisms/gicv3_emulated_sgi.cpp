@@ -30,6 +30,7 @@ class EmulatedSgi final : public Mechanism {
     Pricer& pr = *pricer_;
     arrival_.running = {pr.step("target", "kicked: exit, vgic_flush_lr_state writes the LR, re-entry", gic_kick_exit, 1, Lane::TargetHv)};
     arrival_.halted = {pr.step("target", "WFI: kvm_vcpu_kick wakes the blocked vCPU", vcpu_halt_wakeup, 1, Lane::TargetHv)};
+    arrival_.posted = false;  // a running target is kicked out to have the LR written
     arrival_.prologue = {pr.step("target", "acknowledge: ICC_IAR1_EL1 read", gic_ack_iar)};
   }
 

@@ -226,7 +226,7 @@ class HyperV final : public Mechanism {
     }
     host_map_ = hv::guest_host_for(guest_->config(), kvm_);
     if (!host_map_.config.vp_index_of_vcpu.empty()) partition_.emplace(host_map_.config);
-    arrival_ = x86_arrival(*pricer_);
+    arrival_ = x86_arrival(*pricer_, params);
   }
 
   // Which guest CPUs one send reached so far, and which it was meant to reach.
@@ -635,12 +635,14 @@ MechanismInfo describe_hyperv() {
   for (cost::CostKey k : {guest_vp_index_lookup, guest_irq_save_restore, hv_hypercall_entry_exit, hv_fast_input_decode,
                           hv_slow_input_map, hv_slow_input_copy_per_8b, hv_vpset_bank_decode, hv_ipi_post_per_target})
     keys.push_back(k);
+  std::vector<ParamInfo> params{info(kLinux),  info(kKvm),   info(kSendIpiOne), info(kMaskPath), info(kHypercallPage),
+                                info(kExMasks), info(kOffstack), kPresentInfo,   kOnlineInfo,     info(kMaxVp)};
+  for (auto& p : x86_target_params()) params.push_back(std::move(p));
   return {"hyperv",
           Arch::X86,
           "Hyper-V enlightened IPIs: Linux hv_apic.c (per kernel version) -> HvCallSendSyntheticClusterIpi[Ex] on a KVM "
           "host (per KVM version), falling back to x2APIC physical ICR writes",
-          {info(kLinux), info(kKvm), info(kSendIpiOne), info(kMaskPath), info(kHypercallPage), info(kExMasks),
-           info(kOffstack), kPresentInfo, kOnlineInfo, info(kMaxVp)},
+          std::move(params),
           keys,
           [](MechanismContext& ctx) { return std::make_unique<HyperV>(ctx); }};
 }

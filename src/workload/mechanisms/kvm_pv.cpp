@@ -11,10 +11,15 @@ MechanismInfo describe_kvm_pv() {
           Arch::X86,
           "KVM PV send-IPI (kvm.c __send_ipi_mask): one KVM_HC_SEND_IPI per 128-APIC-ID window; single-target "
           "sends stay x2APIC physical ICR writes",
-          {},
+          [] {
+            auto v = x86_send_params(true);
+            for (auto& p : x86_target_params()) v.push_back(std::move(p));
+            return v;
+          }(),
           [] {
             auto k = x86_icr_cost_keys();
             for (auto x : kvm_pv_cost_keys()) k.push_back(x);
+            k.push_back(cost::keys::x2apic_icr_write_fastpath);
             return k;
           }(),
           [](MechanismContext& ctx) {

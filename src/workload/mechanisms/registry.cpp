@@ -15,7 +15,8 @@ const std::vector<MechanismInfo>& registry() {
   // One line per mechanism (builtin.h); sorted by name for listings. Built once, then read-only.
   static const std::vector<MechanismInfo> all = [] {
     std::vector<MechanismInfo> v{describe_hyperv(),  describe_x2apic_physical(), describe_x2apic_cluster(),
-                                 describe_kvm_pv(),  describe_gicv4_1_vsgi(),    describe_gicv3_emulated_sgi()};
+                                 describe_kvm_pv(),  describe_ipiv(),            describe_native_x86(),
+                                 describe_gicv4_1_vsgi(), describe_gicv3_emulated_sgi()};
     std::sort(v.begin(), v.end(), [](const MechanismInfo& a, const MechanismInfo& b) { return a.name < b.name; });
     return v;
   }();

@@ -10,8 +10,16 @@ MechanismInfo describe_x2apic_cluster() {
   return {"x2apic-cluster",
           Arch::X86,
           "Linux x2APIC cluster mode (x2apic_cluster.c): one ICR write (one VM exit) per cluster of 16 APIC IDs",
-          {},
-          x86_icr_cost_keys(),
+          [] {
+            auto v = x86_send_params(true);
+            for (auto& p : x86_target_params()) v.push_back(std::move(p));
+            return v;
+          }(),
+          [] {
+            auto k = x86_icr_cost_keys();
+            k.push_back(cost::keys::x2apic_icr_write_fastpath);
+            return k;
+          }(),
           [](MechanismContext& ctx) {
             return std::make_unique<X86NativeMechanism>(ctx, "x2apic-cluster", x86::X2apicMode::Cluster, false);
           }};

@@ -65,9 +65,10 @@ class Deliveries {
 // A step priced on first use and reused for the rest of the send.
 class Lazy {
  public:
-  Lazy(Pricer& pr, std::string_view what, cost::CostKey key) : pr_(pr), what_(what), key_(key) {}
+  Lazy(Pricer& pr, std::string_view what, cost::CostKey key, Lane lane = Lane::Exit)
+      : pr_(pr), what_(what), key_(key), lane_(lane) {}
   const PlanStep& get() {
-    if (!step_) step_ = pr_.step(kSender, what_, key_, 1, Lane::Exit);
+    if (!step_) step_ = pr_.step(kSender, what_, key_, 1, lane_);
     return *step_;
   }
 
@@ -75,6 +76,7 @@ class Lazy {
   Pricer& pr_;
   std::string_view what_;
   cost::CostKey key_;
+  Lane lane_;
   std::optional<PlanStep> step_;
 };
 
@@ -87,7 +89,8 @@ std::vector<int> node_of_cpus(const topology::Host& host, const topology::Vm& vm
 }
 
 void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const topology::Vm& vm, const x86::X86Vm& xvm, unsigned sender,
-                    const x86::GuestSend& gs, std::span<const unsigned> intended, std::span<const int> node_of_cpu) {
+                    const x86::GuestSend& gs, std::span<const unsigned> intended, std::span<const int> node_of_cpu,
+                    const X86SendOptions& opt) {
   const std::uint64_t words = gs.work.cpumask_words_walked + gs.work.cpumask_words_written;
   if (words) p.sender.push_back(pr.step(kSender, "cpumask walk (find_next_bit)", guest_cpumask_word, static_cast<std::uint32_t>(words)));
   std::vector<bool> got(xvm.nr_vcpus(), false);
@@ -99,30 +102,49 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
   p.sender.reserve(p.sender.size() + 3 * gs.msr_writes.size() + 3 * gs.hypercalls.size() + intended.size());
   p.deliveries.reserve(p.deliveries.size() + intended.size());
   Lazy icr_exit(pr, "VM exit for the ICR write", vm_exit_entry), icr_emulate(pr, "hypervisor emulates the ICR write", x2apic_icr_write_exit),
-      icr_dest(pr, "deliver to one destination APIC", x2apic_icr_dest_per_target);
-  std::uint64_t icr_writes = 0;
+      icr_dest(pr, "deliver to one destination APIC", x2apic_icr_dest_per_target),
+      icr_fast(pr, "KVM's IRQs-off fastpath handles the ICR write", x2apic_icr_write_fastpath),
+      ipiv_write(pr, "ICR write virtualised by the CPU (IPIv): no exit", ipiv_icr_write, Lane::Guest),
+      ipiv_post(pr, "the CPU posts into the target's PID and notifies it", ipiv_pid_post, Lane::Guest),
+      native_write(pr, "x2APIC ICR write (WRMSR, no hypervisor)", x2apic_native_icr_write, Lane::Guest);
+  std::uint64_t icr_writes = 0, exits = 0, fast = 0, virtualised = 0;
   x86::IcrWriteOutcome o;  // one per write, its storage reused
   for (const auto& w : gs.msr_writes) {
     if (w.msr != 0x830 && w.msr != 0x83F) continue;
-    p.sender.push_back(icr_exit.get());
-    p.sender.push_back(icr_emulate.get());
-    ++icr_writes;
     if (w.msr == 0x830)
       x86::kvm_x2apic_icr_write(xvm, sender, w.value, o);
     else
       x86::kvm_x2apic_self_ipi_write(xvm, sender, w.value, o);
+    // IPIv virtualises what KVM's fastpath takes: fixed, physical, no shorthand, one destination
+    // inside the PID-pointer table (Intel SDM Vol. 3C, "IPI Virtualization"); anything else is an
+    // APIC-write exit emulated as without it.
+    const bool by_cpu = opt.ipiv && o.fastpath && w.msr == 0x830;
+    const bool by_fastpath = !by_cpu && opt.icr_fastpath && o.fastpath && w.msr == 0x830;
+    ++icr_writes;
+    if (opt.native) {
+      p.sender.push_back(native_write.get());
+    } else if (by_cpu) {
+      p.sender.push_back(ipiv_write.get());
+      ++virtualised;
+    } else {
+      p.sender.push_back(icr_exit.get());
+      p.sender.push_back(by_fastpath ? icr_fast.get() : icr_emulate.get());
+      ++exits;
+      if (by_fastpath) ++fast;
+    }
     for (const auto& t : o.targets) {
       if (!t.accepted) continue;
-      p.sender.push_back(icr_dest.get());
+      if (by_cpu) p.sender.push_back(ipiv_post.get());
+      else if (!opt.native) p.sender.push_back(icr_dest.get());
       out.add(t.vcpu, was_asked(t.vcpu));
       got[t.vcpu] = true;
     }
   }
   // The plan's counters are sums per name: added once per send, in the order they first appeared.
-  if (icr_writes) {
-    add_counter(p, pr, counters::icr_writes, icr_writes);
-    add_counter(p, pr, counters::vm_exits, icr_writes);
-  }
+  if (icr_writes) add_counter(p, pr, counters::icr_writes, icr_writes);
+  if (exits) add_counter(p, pr, counters::vm_exits, exits);
+  if (fast) add_counter(p, pr, counters::icr_fastpath_exits, fast);
+  if (virtualised) add_counter(p, pr, counters::ipiv_icr_writes, virtualised);
   if (!gs.hypercalls.empty()) {
     x86::KvmPvGuestState state;
     const x86::PvIpiExecution ex = x86::kvm_pv_execute(xvm, x86::KvmPvIpiHostState{}, true, gs, state);
@@ -148,26 +170,22 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
     if (cpu >= got.size() || !got[cpu]) p.lost.push_back({static_cast<int>(cpu), "the model delivered nothing to it"});
 }
 
-ArrivalSteps x86_arrival(Pricer& pr) {
-  ArrivalSteps a;
-  a.running = {pr.step("target", "interrupt a running vCPU (posted interrupt)", apic_interrupt_injection, 1, Lane::Wire)};
-  a.halted = {pr.step("target", "wake the halted vCPU", vcpu_halt_wakeup, 1, Lane::TargetHv)};
-  return a;
-}
-
 std::vector<cost::CostKey> x86_icr_cost_keys() {
-  return {guest_ipi_path_call,        guest_cpumask_word,       vm_exit_entry, x2apic_icr_write_exit,
-          x2apic_icr_dest_per_target, apic_interrupt_injection, vcpu_halt_wakeup};
+  std::vector<cost::CostKey> k{guest_ipi_path_call, guest_cpumask_word, vm_exit_entry, x2apic_icr_write_exit,
+                               x2apic_icr_dest_per_target};
+  for (auto t : x86_target_cost_keys()) k.push_back(t);
+  return k;
 }
 
 std::vector<cost::CostKey> kvm_pv_cost_keys() { return {kvm_pv_send_ipi_call, kvm_pv_send_ipi_per_dest}; }
 
-X86NativeMechanism::X86NativeMechanism(MechanismContext& ctx, std::string name, x86::X2apicMode mode, bool pv)
-    : host_(&ctx.host), vm_(&ctx.vm), pricer_(&ctx.pricer), xvm_(x86_view(ctx.vm)), name_(std::move(name)) {
+X86NativeMechanism::X86NativeMechanism(MechanismContext& ctx, std::string name, x86::X2apicMode mode, bool pv,
+                                       X86SendOptions options)
+    : host_(&ctx.host), vm_(&ctx.vm), pricer_(&ctx.pricer), xvm_(x86_view(ctx.vm)), name_(std::move(name)), options_(options) {
   cfg_.x2apic_mode = mode;
   cfg_.pv_send_ipi = pv;
-  cfg_.ipi_shorthand = false;  // explicit masks: shorthands (send_IPI_allbutself) are not modelled here
-  arrival_ = x86_arrival(*pricer_);
+  read_x86_send_params(ctx.params, cfg_, options_);
+  arrival_ = options_.native ? x86_native_arrival(*pricer_) : x86_arrival(*pricer_, ctx.params);
 }
 
 SendPlan X86NativeMechanism::plan(const SendRequest& r) {
@@ -181,14 +199,25 @@ SendPlan X86NativeMechanism::plan(const SendRequest& r) {
   } else {
     x86::Cpumask mask(xvm_.nr_vcpus());
     for (unsigned t : r.targets) mask.set(t);
-    if (r.addressing == Addressing::MaskAllButSelf) mask.set(r.sender);
-    gs = x86::linux_send_ipi_mask(xvm_, cfg_, r.sender, mask, v8, r.addressing == Addressing::MaskAllButSelf);
+    if (cfg_.ipi_shorthand && r.vector == 0xFC) {
+      // smp_call_function_many's IPI: native_send_call_func_ipi, which takes the all-but-self
+      // shorthand when the mask is every other online CPU.
+      gs = x86::linux_send_call_func_ipi(xvm_, cfg_, r.sender, mask);
+    } else {
+      if (r.addressing == Addressing::MaskAllButSelf) mask.set(r.sender);
+      gs = x86::linux_send_ipi_mask(xvm_, cfg_, r.sender, mask, v8, r.addressing == Addressing::MaskAllButSelf);
+    }
   }
   if (node_of_cpu_.empty()) node_of_cpu_ = node_of_cpus(*host_, *vm_);
-  price_x86_send(p, pr, *host_, *vm_, xvm_, r.sender, gs, r.targets, node_of_cpu_);
+  price_x86_send(p, pr, *host_, *vm_, xvm_, r.sender, gs, r.targets, node_of_cpu_, options_);
   return p;
 }
 
-std::vector<std::pair<std::string, std::string>> X86NativeMechanism::settings() const { return {{"mechanism", name_}}; }
+std::vector<std::pair<std::string, std::string>> X86NativeMechanism::settings() const {
+  std::vector<std::pair<std::string, std::string>> s{{"mechanism", name_}};
+  if (cfg_.ipi_shorthand) s.emplace_back("IPI shorthand", "on: a call-function IPI to every other CPU is one all-but-self ICR write");
+  if (options_.icr_fastpath) s.emplace_back("ICR write fastpath", "on (KVM handle_fastpath_set_x2apic_icr_irqoff)");
+  return s;
+}
 
 }  // namespace ipilab::workload

@@ -8,8 +8,10 @@
 //                       destination (the delivery leaves after it) — all on the sender's pCPU (Exit)
 //   a KVM PV call       vm.exit_entry + kvm.pv_send_ipi_call, then kvm.pv_send_ipi_per_dest per target
 //   every delivery      the interconnect from the sender's node to the target's (host latency matrix)
-//   arrival             running target: apic.interrupt_injection (posted interrupt, no exit);
-//                       halted target: vcpu.halt_wakeup on the target's pCPU
+//   arrival             by the target's state (x86_target.cpp, target_path.h): running target:
+//                       apic.interrupt_injection (posted interrupt, no exit); halted target:
+//                       vcpu.halt_wakeup on the target's pCPU, or vcpu.halt_poll_wakeup when caught
+//                       by KVM's halt-polling
 #pragma once
 
 #include <span>
@@ -24,29 +26,56 @@ namespace ipilab::workload {
 /// The x86 model's VM: vCPU n has x2APIC ID n (QEMU -smp N), every APIC present and enabled.
 x86::X86Vm x86_view(const topology::Vm& vm);
 
+/// How the host side takes the guest's ICR writes (the mechanism's choice).
+struct X86SendOptions {
+  /// KVM handles an eligible x2APIC ICR write (kvm_x2apic_icr_fastpath_eligible) in the exit's
+  /// IRQs-off fastpath (handle_fastpath_set_x2apic_icr_irqoff, 1e9e2622a149, Linux 5.5):
+  /// vm.exit_entry + x2apic.icr_write_fastpath instead of x2apic.icr_write_exit.
+  bool icr_fastpath = false;
+  /// Intel IPI virtualisation: an eligible ICR write causes no exit, the CPU posts into the target's
+  /// PID (ipiv.icr_write + ipiv.pid_post per target); others are APIC-write exits as without it.
+  bool ipiv = false;
+  /// Bare metal: each ICR write is x2apic.native_icr_write, no exit, no hypervisor work per target.
+  bool native = false;
+};
+
 /// Appends the steps and deliveries of `send` (issued by `sender`) to `plan`; `intended` are the CPUs
 /// the send was for (a delivery elsewhere is misdelivered; an intended CPU nobody delivered to is lost).
 /// `node_of_cpu`: each guest CPU's host node (host.cpu(vm.pcpu_of(cpu)).node), when the caller keeps
 /// them (node_of_cpus); empty: looked up per delivery.
 void price_x86_send(SendPlan& plan, Pricer& pricer, const topology::Host& host, const topology::Vm& vm, const x86::X86Vm& xvm,
                     unsigned sender, const x86::GuestSend& send, std::span<const unsigned> intended,
-                    std::span<const int> node_of_cpu = {});
+                    std::span<const int> node_of_cpu = {}, const X86SendOptions& options = {});
 
 /// host.cpu(vm.pcpu_of(cpu)).node for every guest CPU.
 std::vector<int> node_of_cpus(const topology::Host& host, const topology::Vm& vm);
 
-/// apic.interrupt_injection when running, vcpu.halt_wakeup when halted; no prologue.
-ArrivalSteps x86_arrival(Pricer& pricer);
+/// The target side by its state (x86_target.cpp): running: apic.interrupt_injection (APICv) or an exit
+/// + apic.event_injection (apicv = false); halted: vcpu.halt_wakeup, or vcpu.halt_poll_wakeup when
+/// KVM's halt-polling catches it (halt_poll_ns); the windows of halt_poll_ns and guest_halt_poll_ns.
+ArrivalSteps x86_arrival(Pricer& pricer, const Params& params);
+/// The [workload] keys x86_arrival reads (every x86 mechanism declares them) and the keys it may price.
+std::vector<ParamInfo> x86_target_params();
+std::vector<cost::CostKey> x86_target_cost_keys();
 
 /// The keys price_x86_send and x86_arrival read for ICR writes (every x86 mechanism), and the ones
 /// KVM_HC_SEND_IPI adds (kvm-pv only).
 std::vector<cost::CostKey> x86_icr_cost_keys();
 std::vector<cost::CostKey> kvm_pv_cost_keys();
 
-/// x2apic-physical, x2apic-cluster and kvm-pv: the Linux KVM guest's send paths (src/x86).
+/// Bare metal: a running CPU takes the interrupt as is; a CPU in HLT/MWAIT pays cpu.idle_exit.
+ArrivalSteps x86_native_arrival(Pricer& pricer);
+/// `shorthand` (every x86 mechanism that writes ICRs) and, with `fastpath`, `icr_fastpath`.
+std::vector<ParamInfo> x86_send_params(bool fastpath);
+/// Reads them into the guest's configuration and the options (icr_fastpath unless ipiv or native).
+void read_x86_send_params(const Params& params, x86::LinuxKvmGuestConfig& cfg, X86SendOptions& options);
+
+/// x2apic-physical, x2apic-cluster, kvm-pv, ipiv and native-x86: the Linux guest's send paths
+/// (src/x86), the ICR writes taken as `options` says. Reads `shorthand` (and `icr_fastpath` unless
+/// options.ipiv or options.native) from the [workload] table.
 class X86NativeMechanism final : public Mechanism {
  public:
-  X86NativeMechanism(MechanismContext& ctx, std::string name, x86::X2apicMode mode, bool pv);
+  X86NativeMechanism(MechanismContext& ctx, std::string name, x86::X2apicMode mode, bool pv, X86SendOptions options = {});
   SendPlan plan(const SendRequest& request) override;
   const ArrivalSteps& arrival() const override { return arrival_; }
   std::vector<std::pair<std::string, std::string>> settings() const override;
@@ -60,6 +89,7 @@ class X86NativeMechanism final : public Mechanism {
   x86::LinuxKvmGuestConfig cfg_;
   ArrivalSteps arrival_;
   std::vector<int> node_of_cpu_;  // node_of_cpus(host, vm)
+  X86SendOptions options_;
 };
 
 }  // namespace ipilab::workload

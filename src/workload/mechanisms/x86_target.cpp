@@ -1,0 +1,106 @@
+// The target side of every x86 mechanism: its parameters (APICv, KVM's host halt-polling, the guest's
+// cpuidle-haltpoll) and the arrival steps by target state (target_path.h names the paths).
+#include <limits>
+
+#include "workload/mechanisms/x86_common.h"
+
+namespace ipilab::workload {
+
+using namespace cost::keys;
+
+namespace {
+
+constexpr std::int64_t kMaxNs = 1'000'000'000;  // 1 s
+const BoolParam kApicv{"apicv", true,
+                       "posted interrupts for running targets (KVM enable_apicv): true = PIR + notification vector, no "
+                       "exit on the target (apic.interrupt_injection); false = the target is kicked out of the guest "
+                       "and KVM injects the vector at its next entry (vm.exit_entry + apic.event_injection)"};
+const IntParam kHaltPoll{"halt_poll_ns", 0, 0, kMaxNs,
+                         "KVM host halt-polling maximum, ns (module parameter halt_poll_ns, per VM with "
+                         "KVM_CAP_HALT_POLL): after a HLT exit KVM polls up to the vCPU's window before blocking its "
+                         "thread, a wake-up caught costs vcpu.halt_poll_wakeup instead of vcpu.halt_wakeup; 0 = no "
+                         "polling (the default here; KVM's x86 default is 200000)"};
+const IntParam kHaltPollGrow{"halt_poll_ns_grow", 2, 0, 1000, "factor grow_halt_poll_ns multiplies the window by (0: never grows)"};
+const IntParam kHaltPollGrowStart{"halt_poll_ns_grow_start", 10000, 1, kMaxNs,
+                                  "ns: the window grows from 0 to at least this; shrunk below it, it is 0"};
+const IntParam kHaltPollShrink{"halt_poll_ns_shrink", 0, 0, 1000,
+                               "divisor shrink_halt_poll_ns divides the window by after a long block (0: reset to 0)"};
+const IntParam kGuestPoll{"guest_halt_poll_ns", 0, 0, kMaxNs,
+                          "cpuidle-haltpoll in the guest, ns (guest_halt_poll_ns): before HLT the guest polls up to its "
+                          "adaptive limit; an interrupt meanwhile finds it in guest mode (a running target's path); "
+                          "it turns host halt-polling off (MSR_KVM_POLL_CONTROL). 0 = not loaded (default)"};
+const IntParam kGuestPollGrow{"guest_halt_poll_grow", 2, 0, 1000, "factor the guest's poll limit grows by"};
+const IntParam kGuestPollGrowStart{"guest_halt_poll_grow_start", 50000, 1, kMaxNs,
+                                   "ns: the guest's limit grows from 0 to at least this; shrunk below it, it is 0"};
+const IntParam kGuestPollShrink{"guest_halt_poll_shrink", 2, 0, 1000,
+                                "divisor of the guest's limit after an idle period above guest_halt_poll_ns (0: to 0)"};
+const BoolParam kGuestPollAllowShrink{"guest_halt_poll_allow_shrink", true, "the guest's limit may shrink"};
+
+std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+
+const BoolParam kShorthand{"shorthand", false,
+                           "IPI destination shorthands (apic_use_ipi_shorthand, Linux >= 5.4 once every present CPU "
+                           "was online, unless no_ipi_broadcast=1): a call-function IPI to every other online CPU is "
+                           "ONE ICR write with the all-but-self shorthand (native_send_call_func_ipi), even with PV "
+                           "send-IPI; false = explicit masks, as the 4.19 guests of the shipped x86 fits"};
+const BoolParam kIcrFastpath{"icr_fastpath", false,
+                             "KVM takes a fixed, physical, single-destination x2APIC ICR write in the exit's IRQs-off "
+                             "fastpath (handle_fastpath_set_x2apic_icr_irqoff, commit 1e9e2622a149, Linux >= 5.5): "
+                             "x2apic.icr_write_fastpath instead of x2apic.icr_write_exit; false = the full exit path "
+                             "(Linux < 5.5 hosts, the shipped x86 fits)"};
+
+}  // namespace
+
+std::vector<ParamInfo> x86_target_params() {
+  return {info(kApicv),          info(kHaltPoll),          info(kHaltPollGrow),     info(kHaltPollGrowStart),
+          info(kHaltPollShrink), info(kGuestPoll),         info(kGuestPollGrow),    info(kGuestPollGrowStart),
+          info(kGuestPollShrink), info(kGuestPollAllowShrink)};
+}
+
+std::vector<ParamInfo> x86_send_params(bool fastpath) {
+  std::vector<ParamInfo> v{info(kShorthand)};
+  if (fastpath) v.push_back(info(kIcrFastpath));
+  return v;
+}
+
+void read_x86_send_params(const Params& params, x86::LinuxKvmGuestConfig& cfg, X86SendOptions& options) {
+  cfg.ipi_shorthand = params.get(kShorthand);
+  if (!options.ipiv && !options.native) options.icr_fastpath = params.get(kIcrFastpath);
+}
+
+ArrivalSteps x86_native_arrival(Pricer& pr) {
+  ArrivalSteps a;
+  a.native = true;
+  a.halted = {pr.step("target", "leave the C-state (HLT/MWAIT exit latency)", cpu_idle_exit, 1, Lane::Guest)};
+  return a;
+}
+
+std::vector<cost::CostKey> x86_target_cost_keys() {
+  return {apic_interrupt_injection, apic_event_injection, vcpu_halt_wakeup, vcpu_halt_poll_wakeup};
+}
+
+ArrivalSteps x86_arrival(Pricer& pr, const Params& params) {
+  ArrivalSteps a;
+  a.posted = params.get(kApicv);
+  if (a.posted) {
+    a.running = {pr.step("target", "interrupt a running vCPU (posted interrupt)", apic_interrupt_injection, 1, Lane::Wire)};
+  } else {
+    a.running = {pr.step("target", "kicked out of the guest (external-interrupt exit)", vm_exit_entry, 1, Lane::TargetHv),
+                 pr.step("target", "KVM injects the vector at VM entry", apic_event_injection, 1, Lane::TargetHv)};
+  }
+  a.halted = {pr.step("target", "wake the halted vCPU", vcpu_halt_wakeup, 1, Lane::TargetHv)};
+  a.host_poll.max_ns = u(params.get(kHaltPoll));
+  a.host_poll.grow = u(params.get(kHaltPollGrow));
+  a.host_poll.grow_start = u(params.get(kHaltPollGrowStart));
+  a.host_poll.shrink = u(params.get(kHaltPollShrink));
+  a.guest_poll.max_ns = u(params.get(kGuestPoll));
+  a.guest_poll.grow = u(params.get(kGuestPollGrow));
+  a.guest_poll.grow_start = u(params.get(kGuestPollGrowStart));
+  a.guest_poll.shrink = u(params.get(kGuestPollShrink));
+  a.guest_poll.allow_shrink = params.get(kGuestPollAllowShrink);
+  if (a.host_poll.enabled() && !a.guest_poll.enabled())
+    a.host_polled = {pr.step("target", "halt-polling sees the interrupt, re-entry", vcpu_halt_poll_wakeup, 1, Lane::TargetHv)};
+  return a;
+}
+
+}  // namespace ipilab::workload
