@@ -227,6 +227,7 @@ class Core {
   void notify_ack(unsigned sender, std::uint32_t serial, Ps visible);
   void handler_done(Agent& g, Ps end, Ps start_for_steal);
   void go_idle(Agent& g, Ps t);
+  void enter_hlt(Agent& g, Ps t);
   void leave_idle_for_task(Agent& g, Ps t);
   void check_waiters(Agent& g);
   void move(Agent& g, VcpuState to) { move_vcpu(g.cpu, g.state, to); }

@@ -67,9 +67,7 @@ void Core::go_idle(Agent& g, Ps t) {
         g.idle_from = t;
         break;
       }
-      const Ps e = run_steps(halt_steps_, t, g.hv);
-      g.idle_from = e;
-      g.irq_off_until = std::max(g.irq_off_until, e);
+      enter_hlt(g, t);
       break;
     }
     default:  // Polling, IdleSpin
@@ -101,5 +99,13 @@ void Core::check_waiters(Agent& g) {
   for (unsigned s : w) schedule_step(agents_[s], at);
 }
 
+
+void Core::enter_hlt(Agent& g, Ps t) {
+  // Back to HLT: the exit and the host descheduling the vCPU (vcpu.halt_exit on its pCPU); in HLT
+  // from its end, interrupts off until then.
+  const Ps e = run_steps(halt_steps_, t, g.hv);
+  g.idle_from = e;
+  g.irq_off_until = std::max(g.irq_off_until, e);
+}
 
 }  // namespace ipilab::workload::vm_core

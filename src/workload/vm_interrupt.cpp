@@ -132,13 +132,9 @@ void Core::handler_done(Agent& g, Ps end, Ps start) {
     leave_idle_for_task(g, end);
   } else if (is_idle(g.state)) {
     switch (g.state) {
-      case VcpuState::Halted: {
-        // Back to HLT: the exit and the host descheduling the vCPU.
-        const Ps e = run_steps(halt_steps_, end, g.hv);
-        g.idle_from = e;
-        g.irq_off_until = std::max(g.irq_off_until, e);
+      case VcpuState::Halted:
+        enter_hlt(g, end);
         break;
-      }
       default:  // Polling, IdleSpin
         g.idle_from = end;
         break;
