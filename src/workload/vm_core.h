@@ -241,6 +241,8 @@ class Core {
   void notify_ack(unsigned sender, std::uint32_t serial, Ps visible);
   void handler_done(Agent& g, Ps end, Ps start_for_steal);
   void go_idle(Agent& g, Ps t);
+  /// HLT at once: vcpu.halt_exit on its pCPU, interrupts off until it ends, in HLT from its end.
+  void enter_hlt(Agent& g, Ps t);
   void leave_idle_for_task(Agent& g, Ps t);
   void check_waiters(Agent& g);
   // Target paths (vm_target_path.cpp).

@@ -107,4 +107,12 @@ void Core::check_waiters(Agent& g) {
 }
 
 
+void Core::enter_hlt(Agent& g, Ps t) {
+  // Back to HLT: the exit and the host descheduling the vCPU (vcpu.halt_exit on its pCPU); in HLT
+  // from its end, interrupts off until then.
+  const Ps e = run_steps(halt_steps_, t, g.hv);
+  g.idle_from = e;
+  g.irq_off_until = std::max(g.irq_off_until, e);
+}
+
 }  // namespace ipilab::workload::vm_core

@@ -19,9 +19,7 @@ void Core::enter_halt(Agent& g, Ps t) {
   const ArrivalSteps& arr = mech_.arrival();
   const std::uint64_t limit = arr.guest_poll.enabled() ? g.guest_poll.limit_ns : 0;
   if (limit == 0) {
-    const Ps e = run_steps(halt_steps_, t, g.hv);
-    g.idle_from = e;
-    g.irq_off_until = std::max(g.irq_off_until, e);
+    enter_hlt(g, t);
     return;
   }
   g.idle_from = sim::kNever;  // not in HLT yet
@@ -31,10 +29,7 @@ void Core::enter_halt(Agent& g, Ps t) {
   sim_.at(t + Ps{static_cast<std::int64_t>(limit) * 1000}, [this, a, gen](sim::Simulator&) {
     Agent& h = agents_[a];
     if (h.halt_gen != gen || h.state != VcpuState::Halted) return;  // the window ended otherwise
-    const Ps now = sim_.now();
-    const Ps e = run_steps(halt_steps_, now, h.hv);
-    h.idle_from = e;
-    h.irq_off_until = std::max(h.irq_off_until, e);
+    enter_hlt(h, sim_.now());
     check_waiters(h);
   });
 }
