@@ -171,7 +171,10 @@ std::vector<HvCaseResult> run_hyperv_ipi_cases() {
   vm.set_exit_handler(&hvm);
   SharedArea& sh = vm.shared();
   const std::uint64_t khz = vm.tsc_khz();
-  sh.param[2] = 20 * khz;       // 20 ms: wait for the expected deliveries
+  // Up to 2 s for the expected deliveries (the wait ends as soon as they are in; on a loaded host a
+  // receiver vCPU thread can go unscheduled for tens of ms, which a 20 ms bound mistook for a
+  // missing delivery).
+  sh.param[2] = 2000 * khz;
   sh.param[3] = khz / 5;        // 0.2 ms: then catch extra deliveries
 
   GuestProgram g(3);
