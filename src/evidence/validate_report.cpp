@@ -67,9 +67,10 @@ std::string format_validation(const Validation& v) {
       std::string interval, mark;
       if (r.interval) {
         interval = format_with_interval(r.model, *r.interval);
-        mark = r.interval->contains(f.value) ? "published value inside" : "published value outside";
+        mark = r.interval->contains(f.value) ? "published value inside the interval" : "published value OUTSIDE the interval";
       }
-      if (f.kind == FigureKind::Predicted) mark = (r.within ? "✓ " : "✗ ") + mark;
+      if (f.kind == FigureKind::Predicted)
+        mark = (r.within ? "✓ within tolerance" : "✗ outside tolerance") + std::string(mark.empty() ? "" : "; ") + mark;
       t.add({f.id, std::string(kind_name(f.kind)), fmt::format("{} / {} / {}", f.scenario, f.variant, f.metric),
              fmt::format("{} {}", number(f.value), f.unit), number(r.model), fmt::format("{:+.1f}%", r.error * 100),
              f.kind == FigureKind::Predicted ? rf::format_tolerance(f.tolerance) : "", interval, mark});

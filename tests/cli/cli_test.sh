@@ -88,7 +88,7 @@ refused_exactly "ipilab measure c2c" "--round-trips: 5000000000000 is outside th
   measure c2c --round-trips 5000000000000
 refused_exactly "ipilab run" "--json is given 2 times: give it once" run --json a.json --json b.json
 refused_exactly "ipilab" "'nosuch' is not an ipilab command" nosuch --help
-refused_exactly "ipilab" "'kvm' is not an ipilab command" kvm call --help
+refused_exactly "ipilab kvm" "'nosuch' is not a command of 'ipilab kvm'" kvm nosuch --help
 refused_exactly "ipilab" "'rnu' is not an ipilab command; did you mean 'run'?" rnu --seed 3 --help
 refused_exactly "ipilab gic" "'decod' is not a command of 'ipilab gic'; did you mean 'decode'?" gic decod --help
 "$ipilab" run --seed 3 --help >/dev/null || fail "run --seed 3 --help: help refused"

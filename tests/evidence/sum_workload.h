@@ -44,7 +44,8 @@ class SumWorkload : public workload::Workload {
 
 inline const workload::WorkloadInfo& sum_info() {
   static const workload::WorkloadInfo info{
-      "sum", "sum of costs", {{"costs", "array", "[]", "cost keys"}}, [] { return std::make_unique<SumWorkload>(); }};
+      "sum", "sum of costs", {{"costs", "array", "[]", "cost keys"}}, [] { return std::make_unique<SumWorkload>(); },
+      {}, {"total", "first"}};
   return info;
 }
 
