@@ -294,8 +294,10 @@ void install_checked_stdout() {
   std::fflush(stdout);
   ::setvbuf(f, nullptr, ::isatty(1) ? _IOLBF : _IOFBF, BUFSIZ);
   stdout = f;
-  static StdoutBuf buf;
-  std::cout.rdbuf(&buf);
+  // Never destroyed: std::ios_base::Init's destructor flushes std::cout at exit, after every
+  // function-local static is gone, so a static buffer object would be flushed after its death.
+  static StdoutBuf* const buf = new StdoutBuf;
+  std::cout.rdbuf(buf);
 }
 
 std::string finish_stdout() {
