@@ -143,6 +143,14 @@ struct HypercallRegs {
   std::uint64_t rsi = 0;              ///< a3
 };
 
+/// The registers as kvm_emulate_hypercall reads them: outside 64-bit mode (!is_64_bit_hypercall)
+/// the number and every argument are truncated to their low 32 bits.
+inline HypercallRegs kvm_hypercall_args(const HypercallRegs& regs, bool op_64_bit) {
+  if (op_64_bit) return regs;
+  constexpr std::uint64_t lo = 0xFFFFFFFFull;
+  return {regs.rax & lo, regs.rbx & lo, regs.rcx & lo, regs.rdx & lo, regs.rsi & lo};
+}
+
 /// The calling vCPU's state that the dispatcher checks.
 struct HypercallCaller {
   bool op_64_bit = true;              ///< is_64_bit_hypercall(): long mode (or protected guest state)

@@ -220,14 +220,8 @@ KvmCallOutcome kvm_emulate_pv_hypercall(const X86Vm& vm, const KvmCallHost& host
                                         const HypercallRegs& regs) {
   const KvmPvBehaviour b = kvm_pv_behaviour(host.version);
   KvmCallOutcome out;
-  std::uint64_t nr = regs.rax, a0 = regs.rbx, a1 = regs.rcx, a2 = regs.rdx, a3 = regs.rsi;
-  if (!caller.op_64_bit) {
-    nr &= 0xFFFFFFFFull;
-    a0 &= 0xFFFFFFFFull;
-    a1 &= 0xFFFFFFFFull;
-    a2 &= 0xFFFFFFFFull;
-    a3 &= 0xFFFFFFFFull;
-  }
+  const HypercallRegs in = kvm_hypercall_args(regs, caller.op_64_bit);
+  const std::uint64_t nr = in.rax, a0 = in.rbx, a1 = in.rcx, a2 = in.rdx, a3 = in.rsi;
   out.nr = nr;
   out.ret = -kKvmEnosys;
   if (caller.cpl != 0) {

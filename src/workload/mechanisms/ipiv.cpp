@@ -18,11 +18,7 @@ MechanismInfo describe_ipiv() {
           Arch::X86,
           "Intel IPI virtualisation (KVM enable_ipiv, Linux 5.19): an eligible x2APIC ICR write causes no exit, the "
           "CPU posts into the target's PID; shorthand or logical writes are APIC-write exits",
-          [] {
-            auto v = x86_send_params(false);
-            for (auto& p : x86_target_params()) v.push_back(std::move(p));
-            return v;
-          }(),
+          x86_mechanism_params(false),
           [] {
             auto k = x86_icr_cost_keys();
             k.push_back(ipiv_icr_write);

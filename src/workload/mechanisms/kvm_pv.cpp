@@ -11,11 +11,7 @@ MechanismInfo describe_kvm_pv() {
           Arch::X86,
           "KVM PV send-IPI (kvm.c __send_ipi_mask): one KVM_HC_SEND_IPI per 128-APIC-ID window; single-target "
           "sends stay x2APIC physical ICR writes",
-          [] {
-            auto v = x86_send_params(true);
-            for (auto& p : x86_target_params()) v.push_back(std::move(p));
-            return v;
-          }(),
+          x86_mechanism_params(true),
           [] {
             auto k = x86_icr_cost_keys();
             for (auto x : kvm_pv_cost_keys()) k.push_back(x);

@@ -10,11 +10,7 @@ MechanismInfo describe_x2apic_cluster() {
   return {"x2apic-cluster",
           Arch::X86,
           "Linux x2APIC cluster mode (x2apic_cluster.c): one ICR write (one VM exit) per cluster of 16 APIC IDs",
-          [] {
-            auto v = x86_send_params(true);
-            for (auto& p : x86_target_params()) v.push_back(std::move(p));
-            return v;
-          }(),
+          x86_mechanism_params(true),
           [] {
             auto k = x86_icr_cost_keys();
             k.push_back(cost::keys::x2apic_icr_write_fastpath);

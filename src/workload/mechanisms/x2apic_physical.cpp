@@ -9,11 +9,7 @@ MechanismInfo describe_x2apic_physical() {
   return {"x2apic-physical",
           Arch::X86,
           "Linux x2APIC physical mode (x2apic_phys.c): one ICR write, hence one VM exit, per destination",
-          [] {
-            auto v = x86_send_params(true);
-            for (auto& p : x86_target_params()) v.push_back(std::move(p));
-            return v;
-          }(),
+          x86_mechanism_params(true),
           [] {
             auto k = x86_icr_cost_keys();
             k.push_back(cost::keys::x2apic_icr_write_fastpath);

@@ -67,6 +67,8 @@ std::vector<cost::CostKey> kvm_pv_cost_keys();
 ArrivalSteps x86_native_arrival(Pricer& pricer);
 /// `shorthand` (every x86 mechanism that writes ICRs) and, with `fastpath`, `icr_fastpath`.
 std::vector<ParamInfo> x86_send_params(bool fastpath);
+/// What an x86 mechanism declares: x86_send_params(fastpath) followed by x86_target_params().
+std::vector<ParamInfo> x86_mechanism_params(bool fastpath);
 /// Reads them into the guest's configuration and the options (icr_fastpath unless ipiv or native).
 void read_x86_send_params(const Params& params, x86::LinuxKvmGuestConfig& cfg, X86SendOptions& options);
 

@@ -57,6 +57,12 @@ std::vector<ParamInfo> x86_target_params() {
           info(kGuestPollShrink), info(kGuestPollAllowShrink)};
 }
 
+std::vector<ParamInfo> x86_mechanism_params(bool fastpath) {
+  std::vector<ParamInfo> v = x86_send_params(fastpath);
+  for (auto& p : x86_target_params()) v.push_back(std::move(p));
+  return v;
+}
+
 std::vector<ParamInfo> x86_send_params(bool fastpath) {
   std::vector<ParamInfo> v{info(kShorthand)};
   if (fastpath) v.push_back(info(kIcrFastpath));
