@@ -31,7 +31,16 @@ Examples:
   ipilab replay "$(ipilab list --data-dir)/data/traces/pipe.dat" --scenario seed000-send-ipi-one --variant mainline --json out.json
   ipilab replay "$(ipilab list --data-dir)/data/traces/mixed.dat" --scenario seed003-ipi-hw   # warns: x86 trace, arm64 mechanism
   ipilab replay "$(ipilab list --data-dir)/data/traces/mixed.dat" --scenario seed000-send-ipi-one --perfetto replay.json
-      # the simulated timeline of the first 1000 sends, beside 'ipilab trace mixed.dat --perfetto' in ui.perfetto.dev)");
+      # one file for ui.perfetto.dev: the recorded first 1000 sends above each variant's simulated ones
+  ipilab replay "$(ipilab list --data-dir)/data/traces/mixed.dat" --scenario seed000-send-ipi-one --ipi-csv ipis.csv
+      # one row per recorded IPI and variant: recorded latency next to the modelled one
+
+--perfetto writes one document: a group "recorded — TRACE" (the trace's own timeline, as 'ipilab trace
+--perfetto' draws it) above one group "simulated (mechanism M) — scenario / variant" per variant, each
+CPU a thread, flows send -> arrival in both, trace_marker writes as instants; the simulated groups are
+put on the trace's clock (their time 0 is the first replayed send). --ipi-csv columns: variant,
+send_ns, src, dst, kind, recorded_served, recorded_latency_ns, vcpu_src, vcpu_dst, simulated_send_ns,
+simulated_served, modelled_latency_ns, note (why a cell is blank: not replayed, lost, in flight).)");
   cmd->add_option("TRACE", args->trace, "trace file: trace.dat (v6/v7), trace-cmd report text, or tracefs trace text")
       ->required();
   cmd->add_option("--scenario,-s", args->scenario, "built-in scenario name or scenario file")->required();
@@ -40,12 +49,16 @@ Examples:
   cmd->add_option("--max-ipis", args->max_ipis, "replay at most N sends (default 1000000)");
   cmd->add_option("--seed", args->seed, "RNG seed of the model (default 1)");
   cmd->add_option("--perfetto", args->timeline.perfetto,
-                  "Write the simulated timeline of the first --timeline-limit sends of each variant as Chrome/Perfetto "
-                  "trace-event JSON (docs/trace.md)")
+                  "Write the recorded and each variant's simulated timeline of the first --timeline-limit sends as one "
+                  "Chrome/Perfetto trace-event JSON (docs/trace.md)")
       ->type_name("FILE.json");
   cmd->add_option("--events", args->timeline.events,
                   "Write one row per IPI of that window, in 'ipilab trace --events' columns")
       ->type_name("FILE.csv|.jsonl");
+  cmd->add_option("--ipi-csv", args->ipi_csv,
+                  "Write one row per recorded IPI and variant, joined with its simulated counterpart (recorded vs "
+                  "modelled latency; blank cells with their reason)")
+      ->type_name("FILE.csv");
   cmd->add_option("--timeline-limit", args->timeline.limit, "Sends of each variant in the --perfetto / --events timeline")
       ->type_name("N")
       ->default_str(std::to_string(scenario::kDefaultTimelineSends))

@@ -5,6 +5,7 @@
 #include <optional>
 #include <ostream>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,11 +13,13 @@
 #include "common/error.h"
 #include "common/file.h"
 #include "scenario/catalog.h"
+#include "scenario/replay_join.h"
 #include "scenario/report_format.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
 #include "sim/histogram.h"
 #include "trace/analysis.h"
+#include "trace/export.h"
 #include "workload/mechanism.h"
 #include "workload/replay.h"
 
@@ -83,11 +86,60 @@ struct ReplayRow {
   workload::ReplayResult r;
 };
 
-ReplayTrace read_replay_trace(const ReplayOptions& a, int vcpus) {
+// Both observers of a variant's run (its simulated timeline, the --ipi-csv join).
+class TeeObserver final : public workload::Observer {
+ public:
+  std::vector<workload::Observer*> to;
+  void on_send(sim::Ps s, sim::Ps e, unsigned sender, std::uint32_t v, std::span<const unsigned> t) override {
+    for (auto* o : to) o->on_send(s, e, sender, v, t);
+  }
+  void on_request(sim::Ps t, unsigned s, unsigned d, workload::Served how, std::uint64_t ipi, std::string_view r) override {
+    for (auto* o : to) o->on_request(t, s, d, how, ipi, r);
+  }
+  void on_arrival(sim::Ps t, unsigned d, std::uint64_t ipi, bool merged) override {
+    for (auto* o : to) o->on_arrival(t, d, ipi, merged);
+  }
+  void on_handler(unsigned cpu, std::uint64_t ipi, sim::Ps s, sim::Ps entry, sim::Ps e) override {
+    for (auto* o : to) o->on_handler(cpu, ipi, s, entry, e);
+  }
+  void on_mark(sim::Ps t, unsigned cpu, std::uint64_t n) override {
+    for (auto* o : to) o->on_mark(t, cpu, n);
+  }
+  void on_queue(sim::Ps t, unsigned s, unsigned d, bool wake) override {
+    for (auto* o : to) o->on_queue(t, s, d, wake);
+  }
+  void on_merge(sim::Ps t, unsigned d, std::uint64_t ipi, std::uint64_t into) override {
+    for (auto* o : to) o->on_merge(t, d, ipi, into);
+  }
+  void on_send_step(unsigned cpu, sim::Ps s, sim::Ps e, std::string_view label) override {
+    for (auto* o : to) o->on_send_step(cpu, s, e, label);
+  }
+  void on_resource(std::string_view r, sim::Ps asked, sim::Ps s, sim::Ps e, std::string_view label) override {
+    for (auto* o : to) o->on_resource(r, asked, s, e, label);
+  }
+};
+
+// What the trace is read for besides the replay itself: the recorded timeline's first sends and the join.
+struct TraceSides {
+  trace::TraceExports* recorded = nullptr;  // --perfetto's recorded group
+  std::uint64_t window_sends = 0;           // its window: the first N sends of the trace
+  ReplayJoin* join = nullptr;               // --ipi-csv
+};
+
+ReplayTrace read_replay_trace(const ReplayOptions& a, int vcpus, const TraceSides& sides = {}) {
   ReplayTrace t;
+  trace::AnalysisOptions options;
+  trace::TeeAnalysisObserver tee;
+  if (sides.recorded) tee.to.push_back(sides.recorded->observer_for(""));
+  if (sides.join) tee.to.push_back(sides.join->recorded());
+  if (!tee.to.empty()) options.observer = &tee;
   auto on_send = [&](const trace::IpiSend& s) {
     ++t.total;
-    if (t.sends.size() >= a.max_ipis) return;
+    if (sides.recorded && t.total == sides.window_sends) sides.recorded->set_window(s.time_ns, options.pair_limit_ns);
+    if (t.sends.size() >= a.max_ipis) {
+      if (sides.join) sides.join->on_trace_send(s, -1, true);
+      return;
+    }
     workload::ReplaySend r;
     r.time_ns = s.time_ns;
     r.src = s.src_cpu % static_cast<std::uint32_t>(vcpus);
@@ -106,12 +158,13 @@ ReplayTrace read_replay_trace(const ReplayOptions& a, int vcpus) {
     if (!km.exact) ++t.inexact;
     r.kind = km.kind;
     r.kind_name = std::string(trace::kind_name(s.kind));
+    if (sides.join) sides.join->on_trace_send(s, r.targets.empty() ? -1 : static_cast<std::int64_t>(t.sends.size()), false);
     if (!r.targets.empty()) t.sends.push_back(std::move(r));
   };
   auto on_delivery = [&](const trace::IpiDelivery& d) {
     t.measured[std::string(trace::kind_name(d.kind))].record(static_cast<std::int64_t>(d.entry_ns - d.send_ns));
   };
-  trace::IpiAnalysis analysis(on_send, on_delivery);  // one pass over the trace for both
+  trace::IpiAnalysis analysis(on_send, on_delivery, options);  // one pass over the trace for all
   trace::analyse_trace(a.trace, analysis);
   t.arch = trace_arch(analysis.event_counts());
   return t;
@@ -219,8 +272,10 @@ std::string replay_text(const ReplayOptions& a, const PreparedScenario& ps, cons
 
 void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream& err) {
   check_timeline_options(a.timeline);
+  if (!a.ipi_csv.empty() && std::filesystem::path(a.ipi_csv).extension() != ".csv")
+    throw InputError("--ipi-csv", fmt::format("'{}': the file name must end in .csv", a.ipi_csv));
   {
-    std::vector<output::OutputRequest> outs = {{"--json", a.json, true}};
+    std::vector<output::OutputRequest> outs = {{"--json", a.json, true}, {"--ipi-csv", a.ipi_csv, false}};
     for (auto& r : output_requests(a.timeline)) outs.push_back(std::move(r));
     output::check_outputs(outs, {{"TRACE", a.trace}, {"--scenario", resolve_scenario(a.scenario)}});
   }
@@ -231,17 +286,51 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream&
   PreparedScenario ps = prepare(load_scenario(resolve_scenario(a.scenario)), ov, workload::find_workload);
   const int vcpus = ps.variants.front().spec.vm.size();
 
-  // 2. The trace: sends mapped onto the VM's vCPUs, and the measured deliveries.
-  const ReplayTrace t = read_replay_trace(a, vcpus);
+  // 2. The trace: sends mapped onto the VM's vCPUs, and the measured deliveries; its own timeline
+  //    (--perfetto's recorded group) and its IPIs for the join (--ipi-csv) in the same pass.
+  const std::string trace_name = std::filesystem::path(a.trace).filename().string();
+  SimTimeline timeline(a.timeline, SimTimeline::Unit::Sends, fmt::format("ipilab replay {}", trace_name));
+  std::ostringstream recorded_json;
+  std::unique_ptr<trace::TraceExports> recorded;
+  constexpr int kRecordedGroup = 1000;  // after the variants' pids (1, 2, ...), sorted above them
+  if (!a.timeline.perfetto.empty())
+    recorded = std::make_unique<trace::TraceExports>(recorded_json, fmt::format("recorded — {}", trace_name), kRecordedGroup, 0);
+  std::unique_ptr<ReplayJoin> join;
+  if (!a.ipi_csv.empty()) join = std::make_unique<ReplayJoin>(static_cast<unsigned>(vcpus), a.max_ipis);
+  const ReplayTrace t = read_replay_trace(a, vcpus, {recorded.get(), std::min(timeline.limit(), a.max_ipis), join.get()});
+  const std::uint64_t origin = t.sends.empty() ? 0 : t.sends.front().time_ns;  // workload::replay's time 0
 
   // 3. Each variant.
   std::vector<ReplayRow> rows;
-  SimTimeline timeline(a.timeline, SimTimeline::Unit::Sends,
-                       fmt::format("ipilab replay {}", std::filesystem::path(a.trace).filename().string()));
-  for (auto& v : ps.variants) timeline.observe(v.spec, ps.name, v.name, ps.info->default_mechanism);
+  timeline.set_origin_ns(origin);
+  std::vector<std::unique_ptr<TeeObserver>> tees;
+  for (auto& v : ps.variants) {
+    timeline.observe(v.spec, ps.name, v.name, ps.info->default_mechanism);
+    if (!join) continue;
+    tees.push_back(std::make_unique<TeeObserver>());
+    if (v.spec.observer) tees.back()->to.push_back(v.spec.observer);
+    tees.back()->to.push_back(
+        join->observe(v.name, t.sends, workload::chosen_mechanism(v.spec.params, ps.info->default_mechanism).arch));
+    v.spec.observer = tees.back().get();
+  }
   for (auto& v : ps.variants) rows.push_back({v.name, workload::replay(v.spec, t.sends, ps.info->default_mechanism)});
-  output::OutputSet files_out;  // the timeline and the JSON, renamed together at the end
+  output::OutputSet files_out;  // the timeline, the join and the JSON, renamed together at the end
+  if (recorded) {
+    recorded->prepare();
+    timeline.add_leading_fragment(recorded_json.str(),
+                                  fmt::format("the recorded timeline (first {} sends of the trace, {} flows send -> arrival)",
+                                              std::min({timeline.limit(), a.max_ipis, t.total}), recorded->flows()));
+  }
   const std::string timeline_note = timeline.write(files_out);
+  std::string join_note;
+  if (join) {
+    std::map<std::string, std::uint64_t> counts;
+    files_out.write(a.ipi_csv, "--ipi-csv", join->csv(origin, &counts));
+    std::string c;
+    for (const auto& [k, n] : counts) c += fmt::format("{}{} {}", c.empty() ? "" : ", ", k, n);
+    join_note = fmt::format("ipilab: wrote {}: {} recorded IPIs x {} variant{} joined with the simulated ones ({})\n", a.ipi_csv,
+                            join->recorded_ipis(), ps.variants.size(), ps.variants.size() == 1 ? "" : "s", c);
+  }
 
   const std::vector<std::string> warnings = arch_warnings(ps, t.arch);
   std::string mapping;
@@ -256,7 +345,7 @@ void run_replay_command(const ReplayOptions& a, std::ostream& out, std::ostream&
   for (const auto& w : warnings) err << "ipilab: warning: " << w << "\n";
   if (!a.json.empty() && a.json != "-") files_out.write(a.json, "--json", j.dump(2) + "\n");
   files_out.commit_all();
-  err << timeline_note << std::flush;
+  err << timeline_note << join_note << std::flush;
   if (a.json == "-") {
     out << j.dump(2) << "\n";
     return;

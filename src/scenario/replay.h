@@ -30,6 +30,7 @@ struct ReplayOptions {
   std::uint64_t max_ipis = 1'000'000;
   std::uint64_t seed = 1;
   TimelineOptions timeline{};       ///< --perfetto / --events / --timeline-limit (the first N sends)
+  std::string ipi_csv;              ///< --ipi-csv FILE.csv: each recorded IPI joined with its simulated one (replay_join.h)
 };
 
 /// Runs the replay and writes the table (or the JSON) to `out`, warnings also to `err` ("ipilab:
@@ -41,6 +42,12 @@ struct ReplayOptions {
 /// whose mechanism is of the other architecture (an x86 trace through a GICv4.1 scenario) is a
 /// warning in the text, on `err` and in the JSON ("trace_arch", "warnings"); the replay still runs.
 /// The timeline's note (--perfetto / --events: what was written) goes to `err` too.
+///
+/// --perfetto: one document with a "recorded" group (the trace's own timeline, as `ipilab trace
+/// --perfetto` draws it: the first --timeline-limit sends, and handlers, csd functions and markers up
+/// to the pairing limit after the last of them) above one "simulated (mechanism M)" group per variant,
+/// both on the trace's clock (simulated time 0 = the first replayed send), each CPU a thread, flows
+/// send -> arrival in both.
 void run_replay_command(const ReplayOptions& options, std::ostream& out, std::ostream& err);
 
 /// The architecture a trace was recorded on, from its event counts by name (trace::IpiAnalysis::

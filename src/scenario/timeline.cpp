@@ -98,12 +98,16 @@ class SimTimeline::Variant final : public workload::Observer {
     Unit unit = Unit::Iterations;
     std::uint64_t limit = 1, warmup = 0, iterations = 0;
     std::size_t vcpus = 0;
+    std::uint64_t origin_ns = 0;  // --perfetto timestamps: simulated time 0 on this clock
     bool perfetto = false, rows = false;
     trace::RowFormat format = trace::RowFormat::Csv;
   };
 
   explicit Variant(Config c) : c_(std::move(c)) {
-    if (c_.perfetto) w_ = std::make_unique<tl::TraceEventWriter>(json_, tl::TraceEventWriter::Fragment{});
+    if (c_.perfetto) {
+      w_ = std::make_unique<tl::TraceEventWriter>(json_, tl::TraceEventWriter::Fragment{});
+      w_->set_origin_ns(c_.origin_ns);
+    }
     named_.assign(c_.vcpus, false);
     launched_.resize(c_.vcpus);
     steps_.resize(c_.vcpus);
@@ -363,7 +367,10 @@ class SimTimeline::Variant final : public workload::Observer {
     if (state_ == State::Open && c_.unit == Unit::Iterations && marks_ > c_.warmup) covered_ = std::min(c_.limit, marks_ - c_.warmup - 1);
     if (state_ == State::Open && c_.unit == Unit::Sends) covered_ = sends_in_window_;
     if (w_) {
-      w_->group(c_.pid, fmt::format("{} ({})", c_.process, window()), c_.pid);
+      // "simulated (mechanism M) ..." (replay) does not say "simulated" twice.
+      std::string win = window();
+      if (c_.process.rfind("simulated", 0) == 0 && win.rfind("simulated: ", 0) == 0) win.erase(0, 11);
+      w_->group(c_.pid, fmt::format("{} ({})", c_.process, win), c_.pid);
       w_->finish();
     }
   }
@@ -579,9 +586,12 @@ void SimTimeline::observe(workload::RunSpec& spec, const std::string& scenario, 
   if (!wanted()) return;
   Variant::Config c;
   c.pid = static_cast<int>(variants_.size()) + 1;
-  c.process = fmt::format("{} {} — {}", command_, scenario, variant);
+  const workload::MechanismInfo& mechanism = workload::chosen_mechanism(spec.params, default_mechanism);
+  c.process = unit_ == Unit::Sends ? fmt::format("simulated (mechanism {}) — {} / {}", mechanism.name, scenario, variant)
+                                   : fmt::format("{} {} — {}", command_, scenario, variant);
+  c.origin_ns = origin_ns_;
   c.buffer = fmt::format("{} / {}", scenario, variant);
-  c.arch = workload::chosen_mechanism(spec.params, default_mechanism).arch;
+  c.arch = mechanism.arch;
   c.unit = unit_;
   c.limit = limit_;
   c.warmup = unit_ == Unit::Iterations ? spec.warmup : 0;
@@ -607,7 +617,7 @@ std::string SimTimeline::write(output::OutputSet& outs) {
   for (auto& v : variants_) v->finish();
   std::string what;
   if (!options_.perfetto.empty()) {
-    std::vector<std::string> parts;
+    std::vector<std::string> parts = leading_;
     for (const auto& v : variants_) parts.push_back(v->json());
     outs.write(options_.perfetto, "--perfetto", tl::join_fragments(parts));
   }
@@ -627,8 +637,11 @@ std::string SimTimeline::write(output::OutputSet& outs) {
   std::string files;
   if (!options_.perfetto.empty()) files = options_.perfetto;
   if (!options_.events.empty()) files += (files.empty() ? "" : " and ") + fmt::format("{} ({} rows)", options_.events, rows());
-  what = fmt::format("ipilab: wrote {}: the timeline of {} variant{} ({}; --timeline-limit {}), {} flows send -> arrival{}\n",
-                     files, variants_.size(), variants_.size() == 1 ? "" : "s", window, limit_, flows(),
+  std::string leading;
+  if (!options_.perfetto.empty())
+    for (const auto& w : leading_what_) leading += w + "; ";
+  what = fmt::format("ipilab: wrote {}: {}the timeline of {} variant{} ({}; --timeline-limit {}), {} flows send -> arrival{}\n",
+                     files, leading, variants_.size(), variants_.size() == 1 ? "" : "s", window, limit_, flows(),
                      options_.perfetto.empty() ? "" : "; open it in ui.perfetto.dev");
   return what;
 }

@@ -12,7 +12,9 @@
 // it are drawn without an arrow.
 //
 // Perfetto / Chrome trace-event JSON (trace/timeline.h writes it): one process (pid) per variant,
-// named "<command> <scenario> — <variant> (simulated, first N ...)"; in it one thread per vCPU named
+// named "<command> <scenario> — <variant> (simulated: iterations 1-N ...)" for run and "simulated
+// (mechanism M) — <scenario> / <variant> (sends 1-N of T)" for replay (whose recorded group,
+// replay.h, sits above them on the trace's clock); in it one thread per vCPU named
 // "CPU <n>" (the guest's CPU number, as a guest trace's CPUs) and one per shared resource the window
 // used, named as in the run's resource table ("pcpu<N>.hypervisor", "its<N>.sgir"). Categories are
 // those of the trace's timeline, plus the simulator's own:
@@ -85,6 +87,16 @@ class SimTimeline {
 
   bool wanted() const { return options_.any(); }
   std::uint64_t limit() const { return limit_; }
+  /// Where simulated time 0 is on another clock (replay: the trace's first send, trace clock ns):
+  /// added to the --perfetto timestamps of the variants observed from now on, so that the simulated
+  /// groups line up with the recorded one. --events keeps times from the start of the run.
+  void set_origin_ns(std::uint64_t ns) { origin_ns_ = ns; }
+  /// A timeline fragment (trace/timeline.h join_fragments) put before the variants' in --perfetto,
+  /// e.g. the recorded trace a replay re-issues; `what` describes it in write()'s line.
+  void add_leading_fragment(std::string fragment, std::string what) {
+    leading_.push_back(std::move(fragment));
+    leading_what_.push_back(std::move(what));
+  }
 
   /// The observer of one variant: sets spec.observer (nothing when !wanted()). `scenario` and
   /// `variant` name its process; `default_mechanism` is the workload's (for the architecture).
@@ -109,6 +121,8 @@ class SimTimeline {
   Unit unit_;
   std::string command_;
   std::uint64_t limit_;
+  std::uint64_t origin_ns_ = 0;
+  std::vector<std::string> leading_, leading_what_;
   std::vector<std::unique_ptr<Variant>> variants_;
 };
 

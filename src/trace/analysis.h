@@ -173,6 +173,30 @@ class AnalysisObserver {
   virtual void on_marker(std::uint64_t ts, std::uint32_t cpu, std::string_view text) { (void)ts, (void)cpu, (void)text; }
 };
 
+/// Hands every call on to each of `to` (e.g. an export and a live view of the same buffer).
+class TeeAnalysisObserver final : public AnalysisObserver {
+ public:
+  std::vector<AnalysisObserver*> to;
+  void on_ipi(const IpiRecord& r) override {
+    for (auto* o : to) o->on_ipi(r);
+  }
+  void on_call(const CallRecord& r) override {
+    for (auto* o : to) o->on_call(r);
+  }
+  void on_handler(std::uint32_t cpu, IpiKind kind, std::uint64_t entry, std::optional<std::uint64_t> exit) override {
+    for (auto* o : to) o->on_handler(cpu, kind, entry, exit);
+  }
+  void on_function(std::uint32_t cpu, std::string_view f, std::uint64_t entry, std::optional<std::uint64_t> exit) override {
+    for (auto* o : to) o->on_function(cpu, f, entry, exit);
+  }
+  void on_wake_idle(std::uint64_t ts, std::uint32_t src, std::uint32_t dst) override {
+    for (auto* o : to) o->on_wake_idle(ts, src, dst);
+  }
+  void on_marker(std::uint64_t ts, std::uint32_t cpu, std::string_view text) override {
+    for (auto* o : to) o->on_marker(ts, cpu, text);
+  }
+};
+
 /// One row per kind. An IPI has one kind from send to arrival: a send served by a handler entry is
 /// counted under the entry's kind (a send of unknown kind, or an arm64 single call-function send
 /// arriving as "Function call interrupts"), an unserved one under its own; so every row balances:

@@ -18,8 +18,6 @@ RowFormat row_format(const std::filesystem::path& path) {
   throw InputError("--events", fmt::format("'{}': the file name must end in .csv or .jsonl", path.string()));
 }
 
-namespace {
-
 std::string csv_field(std::string_view s) {
   if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
   std::string o = "\"";
@@ -30,15 +28,19 @@ std::string csv_field(std::string_view s) {
   return o + "\"";
 }
 
+namespace {
+
 std::string opt(const std::optional<std::uint64_t>& v) { return v ? fmt::format("{}", *v) : std::string(); }
 
 }  // namespace
 
 class TraceExports::BufferObserver : public AnalysisObserver {
  public:
-  BufferObserver(TraceExports& x, std::string name, int group) : x_(x), name_(std::move(name)), group_(group) {
+  BufferObserver(TraceExports& x, std::string name, int group, int sort_index)
+      : x_(x), name_(std::move(name)), group_(group) {
     if (x_.timeline_)
-      x_.timeline_->group(group_, name_.empty() ? x_.title_ : fmt::format("{} — buffer '{}'", x_.title_, name_), group_);
+      x_.timeline_->group(group_, name_.empty() ? x_.title_ : fmt::format("{} — buffer '{}'", x_.title_, name_),
+                          sort_index);
   }
 
   void on_ipi(const IpiRecord& r) override {
@@ -46,7 +48,7 @@ class TraceExports::BufferObserver : public AnalysisObserver {
         r.arrival_ns && *r.arrival_ns >= r.send_ns ? std::optional<std::uint64_t>(*r.arrival_ns - r.send_ns) : std::nullopt;
     row("ipi", r.send_ns, r.src, r.dst, kind_name(r.kind), r.callsite, r.callback, outcome_name(r.outcome), false,
         r.arrival_ns, r.arrival_ns ? kind_name(r.arrival_kind) : std::string_view(), latency, r.handler_ns);
-    if (!x_.timeline_) return;
+    if (!x_.timeline_ || !x_.sent_in_window(r.send_ns)) return;
     auto& w = *x_.timeline_;
     const timeline::Track from{group_, static_cast<int>(r.src)}, to{group_, static_cast<int>(r.dst)};
     track(r.src);
@@ -71,7 +73,7 @@ class TraceExports::BufferObserver : public AnalysisObserver {
         r.run_ns && *r.run_ns >= r.queue_ns ? std::optional<std::uint64_t>(*r.run_ns - r.queue_ns) : std::nullopt;
     row("call", r.queue_ns, r.src, r.dst, "call", r.callsite, r.func, service_name(r.service), r.inferred, r.run_ns,
         {}, latency, r.run_time_ns);
-    if (!x_.timeline_) return;
+    if (!x_.timeline_ || !x_.sent_in_window(r.queue_ns)) return;
     if (r.service != CallService::Coalesced && r.service != CallService::PollingIdle) return;
     auto& w = *x_.timeline_;
     track(r.src);
@@ -91,7 +93,7 @@ class TraceExports::BufferObserver : public AnalysisObserver {
   }
 
   void on_handler(std::uint32_t cpu, IpiKind kind, std::uint64_t entry_ns, std::optional<std::uint64_t> exit_ns) override {
-    if (!x_.timeline_) return;
+    if (!x_.timeline_ || !x_.in_window(entry_ns)) return;
     track(cpu);
     const std::uint64_t dur = exit_ns && *exit_ns > entry_ns ? *exit_ns - entry_ns : 1;
     timeline::Args args;
@@ -102,14 +104,14 @@ class TraceExports::BufferObserver : public AnalysisObserver {
 
   void on_function(std::uint32_t cpu, std::string_view func, std::uint64_t entry_ns,
                    std::optional<std::uint64_t> exit_ns) override {
-    if (!x_.timeline_) return;
+    if (!x_.timeline_ || !x_.in_window(entry_ns)) return;
     track(cpu);
     const std::uint64_t dur = exit_ns && *exit_ns > entry_ns ? *exit_ns - entry_ns : 1;
     x_.timeline_->slice({group_, static_cast<int>(cpu)}, entry_ns, dur, func, "csd-function");
   }
 
   void on_wake_idle(std::uint64_t ts, std::uint32_t src, std::uint32_t dst) override {
-    if (!x_.timeline_) return;
+    if (!x_.timeline_ || !x_.in_window(ts)) return;
     track(src);
     x_.timeline_->instant({group_, static_cast<int>(src)}, ts, fmt::format("wake CPU {} without IPI (polling idle)", dst),
                           "wake-idle");
@@ -117,7 +119,7 @@ class TraceExports::BufferObserver : public AnalysisObserver {
 
   // A trace_marker write: an instant named by its text, where users mark the phases of a run.
   void on_marker(std::uint64_t ts, std::uint32_t cpu, std::string_view text) override {
-    if (!x_.timeline_) return;
+    if (!x_.timeline_ || !x_.in_window(ts)) return;
     track(cpu);
     x_.timeline_->instant({group_, static_cast<int>(cpu)}, ts, text.empty() ? std::string_view("marker") : text,
                           "marker");
@@ -184,11 +186,18 @@ TraceExports::TraceExports(const std::filesystem::path& events, RowFormat rows, 
   }
 }
 
+TraceExports::TraceExports(std::ostream& fragment, std::string title, int group, int sort_index)
+    : title_(std::move(title)), fragment_group_(group), fragment_sort_(sort_index) {
+  timeline_ = std::make_unique<timeline::TraceEventWriter>(fragment, timeline::TraceEventWriter::Fragment{});
+}
+
 TraceExports::~TraceExports() = default;
 
 AnalysisObserver* TraceExports::observer_for(std::string_view buffer) {
-  if (!any()) return nullptr;
-  buffers_.push_back(std::make_unique<BufferObserver>(*this, std::string(buffer), static_cast<int>(buffers_.size()) + 1));
+  if (!any() && !timeline_) return nullptr;
+  const int group = fragment_group_ ? fragment_group_ + static_cast<int>(buffers_.size()) : static_cast<int>(buffers_.size()) + 1;
+  buffers_.push_back(std::make_unique<BufferObserver>(*this, std::string(buffer), group,
+                                                      fragment_group_ ? fragment_sort_ + static_cast<int>(buffers_.size()) : group));
   return buffers_.back().get();
 }
 

@@ -42,6 +42,10 @@ class TraceExports {
   /// its extension, see row_format()). Throws InputError naming the option for a bad path.
   TraceExports(const std::filesystem::path& events, RowFormat rows, const std::filesystem::path& perfetto,
                std::string title);
+  /// The recorded timeline alone, as a fragment (timeline::join_fragments) written to `fragment`:
+  /// one group `group` named `title` (sorted at `sort_index`), so that another timeline (a replay's
+  /// simulated one) can be put beside it in one document.
+  TraceExports(std::ostream& fragment, std::string title, int group, int sort_index);
   ~TraceExports();
   TraceExports(const TraceExports&) = delete;
   TraceExports& operator=(const TraceExports&) = delete;
@@ -53,6 +57,13 @@ class TraceExports {
   void prepare();
   /// prepare(), then renames the outputs into place.
   void commit();
+
+  /// Draws only the window that ends at `end_ns`: sends up to then, and handlers, function runs and
+  /// markers up to `tail_ns` after it (the arrivals of the window's sends). Default: everything.
+  void set_window(std::uint64_t end_ns, std::uint64_t tail_ns) {
+    window_end_ = end_ns;
+    window_tail_ = tail_ns;
+  }
 
   std::uint64_t rows() const { return rows_; }
   std::uint64_t flows() const;
@@ -68,8 +79,15 @@ class TraceExports {
   std::string title_;
   std::uint64_t rows_ = 0;
   std::uint64_t markers_ = 0;
+  std::uint64_t window_end_ = UINT64_MAX, window_tail_ = 0;
+  int fragment_group_ = 0, fragment_sort_ = 0;  ///< fragment mode: its group (0: not a fragment)
   bool finished_ = false;
+  bool sent_in_window(std::uint64_t ts) const { return ts <= window_end_; }
+  bool in_window(std::uint64_t ts) const { return ts <= window_end_ || ts - window_end_ <= window_tail_; }
 };
+
+/// `s` as one CSV field (RFC 4180: quoted when it holds a comma, a quote or a line break).
+std::string csv_field(std::string_view s);
 
 /// The row format of an --events path: ".csv" -> Csv, ".jsonl" -> Jsonl; else InputError("--events").
 RowFormat row_format(const std::filesystem::path& path);

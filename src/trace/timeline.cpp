@@ -81,6 +81,7 @@ void TraceEventWriter::open_event() {
 }
 
 void TraceEventWriter::common(char ph, Track t, std::uint64_t ts_ns, bool half_ns) {
+  ts_ns += origin_ns_;
   out_ << "{\"ph\":\"" << ph << "\",\"pid\":" << t.group << ",\"tid\":" << t.cpu << ",\"ts\":" << ts_ns / 1000 << '.'
        << fmt::format("{:03}", ts_ns % 1000) << (half_ns ? "5" : "");
 }

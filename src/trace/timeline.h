@@ -78,6 +78,9 @@ class TraceEventWriter {
   std::uint64_t finish();
   std::uint64_t events() const { return events_; }
   std::uint64_t flows() const { return flows_; }
+  /// Adds `ns` to every timestamp written from now on: puts a timeline whose clock starts at 0 (a
+  /// simulated run) on another's clock (the trace it replays), so that Perfetto shows them aligned.
+  void set_origin_ns(std::uint64_t ns) { origin_ns_ = ns; }
 
  private:
   void open_event();
@@ -85,7 +88,7 @@ class TraceEventWriter {
   void write_args(const Args& args);
   std::ostream& out_;
   bool first_ = true, finished_ = false, fragment_ = false;
-  std::uint64_t events_ = 0, flows_ = 0;
+  std::uint64_t events_ = 0, flows_ = 0, origin_ns_ = 0;
 };
 
 /// Writes `s` as a JSON string (with quotes), escaping as RFC 8259 requires; bytes that are not

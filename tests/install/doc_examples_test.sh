@@ -34,7 +34,7 @@ for doc in "$src"/README.md "$src"/docs/*.md; do
     fi
     # Relative output files (--json x.json, --plot x.svg, -o f): an empty folder, not /.
     dir=/
-    if grep -qE -- '(--json|--csv|--plot|--perfetto|--events|--out|--heatmap|--profile-out|-o) +[^-/ "$][^ ]*' <<<"$ex"; then
+    if grep -qE -- '(--json|--csv|--plot|--perfetto|--events|--ipi-csv|--save|--out|--heatmap|--profile-out|-o) +[^-/ "$][^ ]*' <<<"$ex"; then
       dir=$tmp/run.$ran; mkdir -p "$dir"
     fi
     out=$(cd "$dir" && bash -o pipefail -c "$ex" 2>&1 >/dev/null)

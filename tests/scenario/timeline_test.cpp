@@ -423,8 +423,13 @@ TEST(SimTimeline, ReplayDrawsTheFirstNSendsInTheTracesColumns) {
     const std::string t = s.at("args").at("targets");
     targets += static_cast<std::size_t>(std::count(t.begin(), t.end(), ',')) + 1;
   }
-  EXPECT_EQ(flows, targets);  // every IPI of the window arrived (a replay sends raw IPIs)
-  EXPECT_EQ(process_name(doc, 1).rfind("ipilab replay mixed.dat seed000-send-ipi-one — mainline (simulated: sends 1-250 of ", 0), 0u);
+  // every IPI of the window arrived (a replay sends raw IPIs); as many flows in the recorded group
+  EXPECT_EQ(process_name(doc, 1).rfind("simulated (mechanism hyperv) — seed000-send-ipi-one / mainline (sends 1-250 of ", 0), 0u);
+  // The recorded group: the trace's own first 250 sends, every one answered in mixed.dat.
+  EXPECT_EQ(process_name(doc, 1000), "recorded — mixed.dat");
+  EXPECT_EQ(events_of(doc, 1000, "X", "send").size(), 250u);
+  EXPECT_EQ(events_of(doc, 1000, "s", "ipi").size() + events_of(doc, 1000, "s", "ipi,coalesced").size(), 250u);
+  EXPECT_EQ(flows, 2 * targets);
 
   // The header line of the trace's own --events of that file.
   trace::TraceExports x(dir.file("t.csv"), trace::RowFormat::Csv, {}, "t");
@@ -434,6 +439,135 @@ TEST(SimTimeline, ReplayDrawsTheFirstNSendsInTheTracesColumns) {
   const std::string trace_rows = read_text_file(dir.file("t.csv"));
   const std::string sim_rows = read_text_file(a.timeline.events);
   EXPECT_EQ(sim_rows.substr(0, sim_rows.find('\n')), trace_rows.substr(0, trace_rows.find('\n')));
+}
+
+// Replay --perfetto on the stacktrace fixture (tests/trace/data/forms: 158 sends, 95 raised and 63
+// coalesced, 2 trace_marker writes): one document, a recorded group above the simulated one, on one
+// clock, with the exact flows of both; --ipi-csv joins each recorded IPI with its simulated one.
+TEST(ReplayTimeline, RecordedAndSimulatedGroupsInOneFile) {
+  TempDir dir("ipilab-timeline-test");
+  ReplayOptions a;
+  a.trace = std::string(IPILAB_SOURCE_DIR) + "/tests/trace/data/forms/stacktrace-T.dat";
+  a.scenario = "seed000-send-ipi-one";
+  a.variants = {"mainline"};
+  a.timeline.perfetto = dir.file("r.json");
+  a.ipi_csv = dir.file("r.csv");
+  std::ostringstream out, err;
+  run_replay_command(a, out, err);
+  const auto doc = nlohmann::json::parse(read_text_file(a.timeline.perfetto));
+  EXPECT_EQ(check_trace_event_json(doc), 158u + 158u);
+  EXPECT_EQ(process_name(doc, 1000), "recorded — stacktrace-T.dat");
+  EXPECT_EQ(process_name(doc, 1), "simulated (mechanism hyperv) — seed000-send-ipi-one / mainline (sends 1-158 of 158)");
+  EXPECT_EQ(events_of(doc, 1000, "s", "ipi").size(), 95u);
+  EXPECT_EQ(events_of(doc, 1000, "s", "ipi,coalesced").size(), 63u);
+  EXPECT_EQ(events_of(doc, 1000, "X", "send").size(), 158u);
+  EXPECT_EQ(events_of(doc, 1000, "i", "marker").size(), 2u);
+  EXPECT_EQ(events_of(doc, 1, "s", "ipi").size(), 158u);  // raw IPIs, none merged at this rate
+  EXPECT_EQ(events_of(doc, 1, "X", "send").size(), 158u);
+  for (int pid : {1, 1000}) {
+    std::set<std::string> names;
+    for (const auto& e : events_of(doc, pid, "M"))
+      if (e.at("name") == "thread_name") names.insert(e.at("args").at("name").get<std::string>());
+    EXPECT_TRUE(names.count("CPU 0") && names.count("CPU 1")) << pid << ::testing::PrintToString(names);
+  }
+  // One clock: the first simulated send starts when the first recorded one was sent (its vCPU idle).
+  auto first_send = [&](int pid) {
+    std::int64_t t = INT64_MAX;
+    for (const auto& e : events_of(doc, pid, "X", "send")) t = std::min(t, ns_of(e.at("ts")));
+    return t;
+  };
+  EXPECT_EQ(first_send(1), first_send(1000));
+  EXPECT_GT(first_send(1000), 1'000'000'000);  // the trace's clock, not 0
+  EXPECT_NE(err.str().find("the recorded timeline (first 158 sends of the trace, 158 flows send -> arrival)"),
+            std::string::npos) << err.str();
+
+  // The join: one row per recorded IPI; the recorded latency is the trace's own (its --events).
+  std::istringstream csv(read_text_file(a.ipi_csv));
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line, "variant,send_ns,src,dst,kind,recorded_served,recorded_latency_ns,vcpu_src,vcpu_dst,simulated_send_ns,"
+                  "simulated_served,modelled_latency_ns,note");
+  trace::TraceExports x(dir.file("t.csv"), trace::RowFormat::Csv, {}, "t");
+  trace::TraceAnalysis an({}, std::nullopt, {}, {}, [&](std::string_view b) { return x.observer_for(b); });
+  trace::analyse_trace(a.trace, an);
+  x.commit();
+  std::map<std::pair<std::string, std::string>, std::string> latency;  // (send_ns, dst) -> latency
+  std::istringstream tr(read_text_file(dir.file("t.csv")));
+  for (std::getline(tr, line); std::getline(tr, line);) {
+    const auto f = csv_fields(line);
+    if (f[1] == "ipi") latency[{f[2], f[4]}] = f[12];
+  }
+  std::size_t rows = 0, raised = 0, recorded_raised = 0;
+  while (std::getline(csv, line)) {
+    const auto f = csv_fields(line);
+    ASSERT_EQ(f.size(), 13u) << line;
+    ++rows;
+    EXPECT_EQ(f[0], "mainline");
+    EXPECT_EQ(f[6], latency.at({f[1], f[3]})) << line;
+    EXPECT_EQ(f[7], f[2]);  // 2 trace CPUs onto 2 vCPUs: c -> c
+    if (f[5] == "raised") ++recorded_raised;
+    if (f[10] == "raised") {
+      ++raised;
+      EXPECT_GT(std::stod(f[11]), 100.0) << line;
+      EXPECT_GE(std::stod(f[9]), std::stod(f[1])) << line;  // never before the recorded send
+      EXPECT_EQ(f[12], "") << line;
+    }
+  }
+  EXPECT_EQ(rows, 158u);
+  EXPECT_EQ(recorded_raised, 95u);
+  EXPECT_EQ(raised, 158u);
+}
+
+// --max-ipis: the sends beyond it are in the join with a blank simulated side and the reason, and
+// the recorded timeline covers the same first sends as the simulated one.
+TEST(ReplayTimeline, SendsBeyondMaxIpisAreJoinedBlankWithTheirReason) {
+  TempDir dir("ipilab-timeline-test");
+  ReplayOptions a;
+  a.trace = std::string(IPILAB_SOURCE_DIR) + "/tests/trace/data/forms/stacktrace-T.dat";
+  a.scenario = "seed000-send-ipi-one";
+  a.variants = {"mainline", "pre-seed"};
+  a.max_ipis = 100;
+  a.timeline.perfetto = dir.file("r.json");
+  a.ipi_csv = dir.file("r.csv");
+  std::ostringstream out, err;
+  run_replay_command(a, out, err);
+  const auto doc = nlohmann::json::parse(read_text_file(a.timeline.perfetto));
+  check_trace_event_json(doc);
+  EXPECT_EQ(events_of(doc, 1000, "X", "send").size(), 100u);
+  EXPECT_EQ(events_of(doc, 1, "X", "send").size(), 100u);
+  EXPECT_EQ(events_of(doc, 2, "X", "send").size(), 100u);
+  std::istringstream csv(read_text_file(a.ipi_csv));
+  std::string line;
+  std::getline(csv, line);
+  std::map<std::string, std::map<std::string, std::size_t>> served;  // variant -> simulated_served -> rows
+  while (std::getline(csv, line)) {
+    const auto f = csv_fields(line);
+    ASSERT_EQ(f.size(), 13u) << line;
+    ++served[f[0]][f[10]];
+    if (f[10] == "not-replayed") {
+      EXPECT_EQ(f[11], "");
+      EXPECT_NE(f[12].find("not replayed: beyond --max-ipis 100"), std::string::npos) << line;
+    }
+  }
+  for (const std::string v : {"mainline", "pre-seed"}) {
+    EXPECT_EQ(served[v]["raised"], 100u) << v;
+    EXPECT_EQ(served[v]["not-replayed"], 58u) << v;
+  }
+  EXPECT_NE(err.str().find("158 recorded IPIs x 2 variants"), std::string::npos) << err.str();
+}
+
+TEST(ReplayTimeline, IpiCsvMustBeACsvFile) {
+  ReplayOptions a;
+  a.trace = std::string(IPILAB_SOURCE_DIR) + "/data/traces/mixed.dat";
+  a.scenario = "seed000-send-ipi-one";
+  a.ipi_csv = "/tmp/x.json";
+  std::ostringstream out, err;
+  try {
+    run_replay_command(a, out, err);
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--ipi-csv"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SimTimeline, BadOutputsAreRefusedBeforeAnythingRuns) {
