@@ -1,7 +1,10 @@
 // ipilab trace FILE|- [--json FILE|-] [--plot FILE.svg|.png] [--buffer NAME] [--pair-limit T]
 //              [--events FILE.csv|.jsonl] [--perfetto FILE.json]   and   ipilab trace record -o FILE ...
+#include <unistd.h>
+
 #include <cctype>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <filesystem>
 #include <string>
@@ -14,6 +17,8 @@
 #include "common/file.h"
 #include "trace/analysis.h"
 #include "trace/export.h"
+#include "trace/live.h"
+#include "trace/live_view.h"
 #include "trace/plot.h"
 #include "trace/record.h"
 #include "trace/report.h"
@@ -31,6 +36,9 @@ struct TraceArgs {
   std::string pair_limit = "10ms";
   std::string events;
   std::string perfetto;
+  bool live = false;
+  double duration_s = 0;
+  std::string save;
 };
 
 // "10ms", "500us", "250000ns", "1s", or a bare number of ns.
@@ -91,6 +99,13 @@ traced as ipi_send_*; >= 6.5: csd:csd_queue_cpu) and how each queued call was se
 coalesced onto an earlier one, polling idle, local). A trace with several buffers is paired and
 reported per buffer. A send unanswered after --pair-limit is unmatched. See docs/trace.md.
 
+--live streams this machine's IPI events instead of reading a FILE (root; tracefs; its own instance
+'ipilab-live', removed at the end, also on Ctrl-C): a compact table refreshed every second on a terminal
+(IPIs per second, p50/p99 latency per kind, top sending pairs, coalesced and polling-idle shares), one
+line a second on standard error otherwise; at Ctrl-C or after --duration S the full report of what was
+streamed, and the outputs asked for (--json, --events, --perfetto, --plot). --save FILE.dat keeps the
+raw events as a trace.dat ('ipilab trace FILE.dat' gives the same counts; trace-cmd reads it).
+
 Percentiles: nearest rank from a log-linear histogram (exact below 256 ns, else within 0.4 %).
 
 Examples (the example traces ship with ipilab, in "$(ipilab list --data-dir)/data/traces"):
@@ -100,7 +115,9 @@ Examples (the example traces ship with ipilab, in "$(ipilab list --data-dir)/dat
   ipilab trace "$(ipilab list --data-dir)/data/traces/mixed.dat" --perfetto mixed.json   # ui.perfetto.dev
   ipilab trace "$(ipilab list --data-dir)/data/traces/mixed.dat" --events ipis.csv       # pandas, R
   ipilab trace "$(ipilab list --data-dir)/data/traces/instance-extract.dat" --buffer bigdat
-  ipilab trace trace.dat --json report.json --plot ipis.svg)";
+  ipilab trace trace.dat --json report.json --plot ipis.svg
+  sudo ipilab trace --live                                   # until Ctrl-C
+  sudo ipilab trace --live --duration 10 --save ipis.dat --json live.json)";
 
 constexpr const char* kRecordHelp = R"(Records the IPI events of this machine through tracefs (libtracefs) into FILE,
 which 'ipilab trace' reads. Enables exactly: ipi:ipi_send_cpu ipi:ipi_send_cpumask csd:csd_queue_cpu
@@ -118,26 +135,22 @@ Examples:
   sudo ipilab trace record -o trace.dat -- stress-ng --pipe 2 -t 3
   ipilab trace trace.dat      # also: trace-cmd report trace.dat, or open it in KernelShark)";
 
-void run_trace(const TraceArgs& args) {
-  // Check every option before the (possibly long) analysis.
+void check_trace_outputs(const TraceArgs& args) {
   if (!args.plot.empty()) output::image_format_of(args.plot, "--plot");
   output::check_outputs({{"--json", args.json, true},
                          {"--plot", args.plot, false},
                          {"--events", args.events, false},
-                         {"--perfetto", args.perfetto, false}},
+                         {"--perfetto", args.perfetto, false},
+                         {"--save", args.save, false}},
                         {{"FILE", args.file == "-" ? std::string() : args.file}});
-  trace::AnalysisOptions opt;
-  opt.pair_limit_ns = parse_duration_ns(args.pair_limit, "--pair-limit");
-  const trace::RowFormat rows = args.events.empty() ? trace::RowFormat::Csv : trace::row_format(args.events);
+  if (!args.events.empty()) trace::row_format(args.events);
   if (!args.perfetto.empty() && std::filesystem::path(args.perfetto).extension() != ".json")
     throw InputError("--perfetto", fmt::format("'{}': the file name must end in .json", args.perfetto));
-  const std::string name = args.file == "-" ? std::string("<stdin>") : args.file;
-  trace::TraceExports exports(args.events, rows, args.perfetto, fmt::format("ipilab trace {}", name));
-  trace::TraceAnalysis::ObserverFactory factory;
-  if (exports.any()) factory = [&](std::string_view b) { return exports.observer_for(b); };
-  trace::TraceAnalysis analysis(opt, {}, {}, factory);
-  const trace::ReadInfo info = trace::analyse_trace(
-      args.file, analysis, args.buffer_given ? std::optional<std::string>(args.buffer) : std::nullopt);
+}
+
+// The outputs asked for and the report (text on stdout, or the JSON with --json -).
+void write_trace_outputs(const TraceArgs& args, const trace::TraceAnalysis& analysis, const trace::ReadInfo& info,
+                         const std::string& name, trace::TraceExports& exports) {
   const auto buffers = analysis.buffers();
   // Every file to its temporary file first; renamed together only when all were written.
   output::OutputSet files_out;
@@ -163,6 +176,67 @@ void run_trace(const TraceArgs& args) {
     return;
   }
   std::fputs(trace::report_text(analysis, info, name).c_str(), stdout);
+}
+
+void run_trace(const TraceArgs& args) {
+  // Check every option before the (possibly long) analysis.
+  check_trace_outputs(args);
+  trace::AnalysisOptions opt;
+  opt.pair_limit_ns = parse_duration_ns(args.pair_limit, "--pair-limit");
+  const trace::RowFormat rows = args.events.empty() ? trace::RowFormat::Csv : trace::row_format(args.events);
+  const std::string name = args.file == "-" ? std::string("<stdin>") : args.file;
+  trace::TraceExports exports(args.events, rows, args.perfetto, fmt::format("ipilab trace {}", name));
+  trace::TraceAnalysis::ObserverFactory factory;
+  if (exports.any()) factory = [&](std::string_view b) { return exports.observer_for(b); };
+  trace::TraceAnalysis analysis(opt, {}, {}, factory);
+  const trace::ReadInfo info = trace::analyse_trace(
+      args.file, analysis, args.buffer_given ? std::optional<std::string>(args.buffer) : std::nullopt);
+  write_trace_outputs(args, analysis, info, name, exports);
+}
+
+// --live: streams from tracefs (trace/live.h), a table refreshed in place on a terminal or one line
+// per interval on stderr, then the full report of what was streamed and the outputs asked for.
+void run_live(const TraceArgs& args) {
+  if (!args.file.empty()) throw InputError("FILE", "--live reads this machine's tracefs: give no FILE");
+  if (args.buffer_given) throw InputError("--buffer", "--live streams its own tracefs instance: no --buffer");
+  check_trace_outputs(args);
+  trace::AnalysisOptions opt;
+  opt.pair_limit_ns = parse_duration_ns(args.pair_limit, "--pair-limit");
+  const trace::RowFormat rows = args.events.empty() ? trace::RowFormat::Csv : trace::row_format(args.events);
+  const std::string name = "this machine";
+  trace::TraceExports exports(args.events, rows, args.perfetto, "ipilab trace --live");
+  trace::LiveView view;
+  std::vector<std::unique_ptr<trace::TeeAnalysisObserver>> tees;
+  auto factory = [&](std::string_view b) -> trace::AnalysisObserver* {
+    tees.push_back(std::make_unique<trace::TeeAnalysisObserver>());
+    tees.back()->to.push_back(&view);
+    if (auto* x = exports.observer_for(b)) tees.back()->to.push_back(x);
+    return tees.back().get();
+  };
+  trace::TraceAnalysis analysis(opt, {}, {}, factory);
+  trace::LiveOptions lo;
+  lo.duration_s = args.duration_s;
+  lo.save = args.save;
+  const bool terminal = ::isatty(STDOUT_FILENO) == 1;
+  const long ncpu = ::sysconf(_SC_NPROCESSORS_CONF);
+  auto tick = [&](double elapsed) {
+    if (terminal) fmt::print("\x1b[H\x1b[2J{}", view.table(elapsed, static_cast<std::uint32_t>(ncpu > 0 ? ncpu : 0)));
+    else fmt::print(stderr, "{}", view.line(elapsed));
+    std::fflush(stdout);
+    view.next_interval(elapsed);
+  };
+  const trace::LiveResult r = trace::live_trace(lo, analysis, tick);
+  if (terminal) fmt::print("\x1b[H\x1b[2J");
+  fmt::print(stderr, "ipilab: streamed {} events ({} lost) on {} CPUs in {:.3f} s: {} IPI sends, {} queued calls{}\n",
+             r.record.events, r.record.lost, r.record.cpus, r.record.seconds, view.ipis(), view.calls(),
+             args.save.empty() ? std::string() : fmt::format("; raw events saved in {}", args.save));
+  if (!r.record.missing.empty()) {
+    std::string m;
+    for (const auto& e : r.record.missing) m += " " + e;
+    fmt::print(stderr, "ipilab: this kernel lacks:{}\n", m);
+  }
+  analysis.finish(r.info, name);
+  write_trace_outputs(args, analysis, r.info, name, exports);
 }
 
 void run_record(const RecordArgs& args) {
@@ -203,6 +277,14 @@ void add_trace_command(CLI::App& root) {
   cmd->add_option("--events", targs->events, "write one row per IPI and per queued call to FILE.csv or FILE.jsonl");
   cmd->add_option("--perfetto", targs->perfetto,
                   "write the timeline as Chrome/Perfetto trace-event JSON (open in ui.perfetto.dev)");
+  cmd->add_flag("--live", targs->live,
+                "stream this machine's IPI events from tracefs (root): a table refreshed every second, the full "
+                "report at Ctrl-C or after --duration");
+  cmd->add_option("--duration", targs->duration_s, "--live: stop after S seconds (default: at Ctrl-C)")
+      ->type_name("S")
+      ->check(CLI::Range(0.0, 86400.0));
+  cmd->add_option("--save", targs->save, "--live: keep the raw events as a trace.dat that 'ipilab trace' and trace-cmd read")
+      ->type_name("FILE.dat");
   cmd->require_subcommand(0, 1);
 
   auto* rec = cmd->add_subcommand("record", "Record the IPI events of this machine into a file 'ipilab trace' reads");
@@ -221,6 +303,9 @@ void add_trace_command(CLI::App& root) {
 
   cmd->callback([cmd, targs] {
     if (!cmd->get_subcommands().empty()) return;
+    if (targs->live) return run_live(*targs);
+    if (targs->duration_s > 0 || !targs->save.empty())
+      throw InputError(targs->save.empty() ? "--duration" : "--save", "only with --live");
     if (targs->file.empty()) throw InputError("FILE", "a trace file is required (see 'ipilab trace --help')");
     run_trace(*targs);
   });

@@ -17,6 +17,7 @@ std::string_view format_name(TraceFormat format) {
     case TraceFormat::TraceCmdReport: return "trace-cmd report text";
     case TraceFormat::TracefsTrace: return "tracefs trace text";
     case TraceFormat::PerfScript: return "perf script text";
+    case TraceFormat::LiveTracefs: return "tracefs, streamed live";
   }
   return "?";
 }

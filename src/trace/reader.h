@@ -28,9 +28,10 @@ enum class TraceFormat : std::uint8_t {
   TraceCmdReport,  ///< text printed by `trace-cmd report` (first line "cpus=N", or headerless lines)
   TracefsTrace,    ///< text of /sys/kernel/tracing/trace (header "# tracer: ...")
   PerfScript,      ///< text printed by `perf script` (event names with their system: "ipi:ipi_send_cpu:")
+  LiveTracefs,     ///< `ipilab trace --live`: this machine's tracefs, streamed (live.h); never detected
 };
 
-/// "trace.dat", "trace-cmd report text", "tracefs trace text", "perf script text".
+/// "trace.dat", "trace-cmd report text", "tracefs trace text", "perf script text", "tracefs, streamed live".
 std::string_view format_name(TraceFormat format);
 
 /// Detects the format from the first bytes of the (decompressed) content. Throws

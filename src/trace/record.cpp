@@ -28,6 +28,8 @@ extern "C" {
 
 #include "common/error.h"
 #include "trace/dat_writer.h"
+#include "trace/live.h"
+#include "trace/text_reader.h"
 #include "trace/tracepoints.h"
 
 namespace ipilab::trace {
@@ -103,6 +105,8 @@ struct PageRecorder {
   int page_size = 4096;
   std::uint64_t events = 0, lost = 0;
   kbuffer* kbuf = nullptr;
+  Recorder* decode = nullptr;  // live: every event also printed as a line into decode->batch
+  bool store = true;           // false: pages are decoded and dropped (live without --save)
 
   ~PageRecorder() {
     for (auto* c : cpus)
@@ -135,9 +139,29 @@ struct PageRecorder {
     const int missed = kbuffer_missed_events(kbuf);
     if (missed > 0) lost += static_cast<std::uint64_t>(missed);
     unsigned long long ts = 0;
-    for (void* d = kbuffer_read_event(kbuf, &ts); d; d = kbuffer_next_event(kbuf, &ts)) ++events;
+    bool first = true;
+    for (void* d = kbuffer_read_event(kbuf, &ts); d; d = kbuffer_next_event(kbuf, &ts)) {
+      ++events;
+      if (decode) decode_event(cpu, d, ts, first ? missed : 0);
+      first = false;
+    }
+    if (!store) return;
     if (std::fwrite(page.data(), 1, page.size(), files[cpu]) != page.size())
       throw InputError("-o", fmt::format("cannot write: {}", std::strerror(errno)));
+  }
+
+  // The event as `trace-cmd report -t` prints it (on_raw_event), after a "CPU:N [LOST K EVENTS]"
+  // line when the ring buffer dropped events before it (as trace-cmd report marks them).
+  void decode_event(std::size_t cpu, void* data, unsigned long long ts, int missed) {
+    if (missed > 0)
+      decode->batch.push_back({ts, static_cast<int>(cpu), fmt::format("CPU:{} [LOST {} EVENTS]\n", cpu, missed)});
+    tep_record r{};
+    r.ts = ts;
+    r.cpu = static_cast<int>(cpu);
+    r.data = data;
+    r.size = static_cast<int>(kbuffer_event_size(kbuf));
+    tep_event* e = tep_find_event_by_record(decode->tep, &r);
+    on_raw_event(e, &r, static_cast<int>(cpu), decode);
   }
 
   void read_all(bool discard) {
@@ -232,6 +256,16 @@ void load_event_formats(Recorder& rec, const char* tracing_dir) {
   if (!rec.tep) throw UnavailableError(fmt::format("cannot read the event formats under {}/events", tracing_dir));
   const std::string ksyms = read_file_or_empty("/proc/kallsyms");
   if (!ksyms.empty()) tep_parse_kallsyms(rec.tep, ksyms.c_str());
+}
+
+// The formats, and the recorded events this kernel has (UnavailableError when it has none).
+Events events_to_record(Recorder& rec, const char* tracing_dir, RecordResult& result) {
+  load_event_formats(rec, tracing_dir);
+  Events present = enable_known_events(rec, result);
+  if (present.empty())
+    throw UnavailableError("this kernel has none of the IPI events (ipi:* needs Linux >= 6.4 for ipi_send_cpu, "
+                           "csd:* >= 6.5, irq_vectors:* is x86)");
+  return present;
 }
 
 // The ring buffer recorded into: a tracefs instance of its own (removed at the end), or the top
@@ -417,6 +451,19 @@ class Child {
   pid_t pid_ = -1;
 };
 
+// Moves the new lines into `held` and sorts it by time; returns how many of its first lines are
+// `hold_back` older than the newest (all of them with `all`): those no CPU can still precede.
+std::size_t lines_in_order(Recorder& rec, std::vector<Line>& held, std::uint64_t hold_back, bool all) {
+  for (auto& l : rec.batch) held.push_back(std::move(l));
+  rec.batch.clear();
+  std::stable_sort(held.begin(), held.end(), [](const Line& a, const Line& b) { return a.ts < b.ts; });
+  if (all) return held.size();
+  const std::uint64_t newest = held.empty() ? 0 : held.back().ts;
+  std::size_t n = 0;
+  while (n < held.size() && held[n].ts + hold_back <= newest) ++n;
+  return n;
+}
+
 // Where the events go: the raw pages of each CPU (trace.dat), or `trace-cmd report -t` lines
 // sorted by time with a hold-back (text).
 class RecordingOutput {
@@ -455,15 +502,7 @@ class RecordingOutput {
     }
     constexpr std::uint64_t kHoldBackNs = 20'000'000;
     tracefs_iterate_raw_events(rec_.tep, inst_, nullptr, 0, on_raw_event, &rec_);
-    for (auto& l : rec_.batch) held_.push_back(std::move(l));
-    rec_.batch.clear();
-    std::stable_sort(held_.begin(), held_.end(), [](const Line& a, const Line& b) { return a.ts < b.ts; });
-    const std::uint64_t newest = held_.empty() ? 0 : held_.back().ts;
-    std::size_t n = held_.size();
-    if (!all) {
-      n = 0;
-      while (n < held_.size() && held_[n].ts + kHoldBackNs <= newest) ++n;
-    }
+    const std::size_t n = lines_in_order(rec_, held_, kHoldBackNs, all);
     for (std::size_t i = 0; i < n; ++i) std::fputs(held_[i].text.c_str(), f_);
     result.events += n;
     held_.erase(held_.begin(), held_.begin() + static_cast<std::ptrdiff_t>(n));
@@ -535,11 +574,7 @@ RecordResult record_trace(const RecordOptions& opt) {
   RecordResult result;
   const Places where = check_places(opt);
   Recorder rec;
-  load_event_formats(rec, where.tracing_dir);
-  const Events present = enable_known_events(rec, result);
-  if (present.empty())
-    throw UnavailableError("this kernel has none of the IPI events (ipi:* needs Linux >= 6.4 for ipi_send_cpu, "
-                           "csd:* >= 6.5, irq_vectors:* is x86)");
+  const Events present = events_to_record(rec, where.tracing_dir, result);
   TraceBuffer buffer(opt, present, where.tracing_dir);
   buffer.configure(opt.buffer_kb);
   TempOutput file(where);
@@ -559,6 +594,104 @@ RecordResult record_trace(const RecordOptions& opt) {
   if (!opt.text) output.write_dat(where.tracing_dir, where.out);
   file.commit(where.out);
   return result;
+}
+
+}  // namespace ipilab::trace
+
+// ---- live (live.h) ----------------------------------------------------------------------------------
+
+namespace ipilab::trace {
+
+namespace {
+
+// The lines of every CPU in time order, `kLiveHoldBackNs` behind the newest (all at the end).
+void feed_held(Recorder& rec, std::vector<Line>& held, TextTraceParser& parser, bool all) {
+  const std::size_t n = lines_in_order(rec, held, kLiveHoldBackNs, all);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string_view text = held[i].text;
+    if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+    parser.feed_line(text);
+  }
+  held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+const char* usable_tracing_dir() {
+  const char* dir = tracefs_tracing_dir();
+  if (!dir)
+    throw UnavailableError("tracefs is not mounted and could not be mounted (needs root: mount -t tracefs nodev "
+                           "/sys/kernel/tracing)");
+  if (::access((std::string(dir) + "/instances").c_str(), W_OK) != 0)
+    throw UnavailableError(fmt::format("no write access to {} (run as root)", dir));
+  return dir;
+}
+
+}  // namespace
+
+LiveResult live_trace(const LiveOptions& opt, EventSink& sink, const std::function<void(double)>& tick) {
+  LiveResult out;
+  RecordResult& result = out.record;
+  Places where;
+  where.out = opt.save;
+  where.folder = opt.save.empty() ? std::filesystem::temp_directory_path()
+                                  : (opt.save.has_parent_path() ? opt.save.parent_path() : ".");
+  std::error_code ec;
+  if (!opt.save.empty() && !std::filesystem::is_directory(where.folder, ec))
+    throw InputError("--save", fmt::format("folder '{}' does not exist", where.folder.string()));
+  where.tracing_dir = usable_tracing_dir();
+  Recorder rec;
+  const Events present = events_to_record(rec, where.tracing_dir, result);
+  RecordOptions ro;
+  ro.instance = opt.instance.empty() ? std::string("ipilab-live") : opt.instance;
+  TraceBuffer buffer(ro, present, where.tracing_dir);
+  buffer.configure(opt.buffer_kb);
+  std::optional<TempOutput> file;
+  if (!opt.save.empty()) file.emplace(where);
+  const long ncpu = ::sysconf(_SC_NPROCESSORS_CONF);
+  result.cpus = ncpu > 0 ? static_cast<std::uint32_t>(ncpu) : 0;
+  PageRecorder pages;
+  pages.decode = &rec;
+  pages.store = file.has_value();
+  pages.open(buffer.inst(), static_cast<int>(result.cpus), where.folder.string());
+  out.info.format = TraceFormat::TraceCmdReport;
+  TextTraceParser parser("live", sink, out.info);
+  parser.feed_line(fmt::format("cpus={}", result.cpus));  // the form of `trace-cmd report` text, as parsed
+  out.info.format = TraceFormat::LiveTracefs;
+  std::vector<Line> held;
+  StopSignals signals;
+  const auto start = std::chrono::steady_clock::now();
+  tracefs_trace_on(buffer.inst());
+  double next_tick = opt.interval_s > 0 ? opt.interval_s : 1.0;
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    pages.read_all(false);
+    feed_held(rec, held, parser, false);
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const bool over = (opt.duration_s > 0 && elapsed >= opt.duration_s) || g_stop;
+    if (over) break;
+    if (elapsed >= next_tick) {
+      tick(elapsed);
+      while (next_tick <= elapsed) next_tick += opt.interval_s > 0 ? opt.interval_s : 1.0;
+    }
+  }
+  tracefs_trace_off(buffer.inst());
+  pages.flush_all();
+  feed_held(rec, held, parser, true);
+  parser.finish();
+  result.events = pages.events;
+  result.lost = pages.lost;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (file) {
+    DatContents contents = dat_contents_from_tracefs(where.tracing_dir, {"ipi", "csd", "irq_vectors", "sched"});
+    contents.page_size = static_cast<std::uint32_t>(pages.page_size);
+    contents.cpu_pages = pages.files;
+    try {
+      write_dat_v6(file->f, contents);
+    } catch (const std::runtime_error& e) {
+      throw InputError("--save", e.what());
+    }
+    file->commit(opt.save);
+  }
+  return out;
 }
 
 }  // namespace ipilab::trace
