@@ -35,8 +35,8 @@ Examples:
   ipilab replay "$(ipilab list --data-dir)/data/traces/mixed.dat" --scenario seed000-send-ipi-one --ipi-csv ipis.csv
       # one row per recorded IPI and variant: recorded latency next to the modelled one
 
---perfetto writes one document: a group "recorded — TRACE" (the trace's own timeline, as 'ipilab trace
---perfetto' draws it) above one group "simulated (mechanism M) — scenario / variant" per variant, each
+--perfetto writes one document: a group "recorded" (the trace's own timeline, as 'ipilab trace
+--perfetto' draws it) above one group "simulated (mechanism M) ..." per variant (its scenario and name), each
 CPU a thread, flows send -> arrival in both, trace_marker writes as instants; the simulated groups are
 put on the trace's clock (their time 0 is the first replayed send). --ipi-csv columns: variant,
 send_ns, src, dst, kind, recorded_served, recorded_latency_ns, vcpu_src, vcpu_dst, simulated_send_ns,

@@ -1,5 +1,6 @@
 // ipilab trace FILE|- [--json FILE|-] [--plot FILE.svg|.png] [--buffer NAME] [--pair-limit T]
 //              [--events FILE.csv|.jsonl] [--perfetto FILE.json]   and   ipilab trace record -o FILE ...
+//              and   ipilab trace --live [--duration S] [--save FILE.dat] [the same outputs]
 #include <unistd.h>
 
 #include <cctype>
@@ -306,7 +307,8 @@ void add_trace_command(CLI::App& root) {
     if (targs->live) return run_live(*targs);
     if (targs->duration_s > 0 || !targs->save.empty())
       throw InputError(targs->save.empty() ? "--duration" : "--save", "only with --live");
-    if (targs->file.empty()) throw InputError("FILE", "a trace file is required (see 'ipilab trace --help')");
+    if (targs->file.empty())
+      throw InputError("FILE", "a trace file is required, or --live for this machine's tracefs (see 'ipilab trace --help')");
     run_trace(*targs);
   });
 }
