@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "gic/its_script.h"
+#include "gic/topology_builder.h"
 
 namespace ipilab::gic {
 
@@ -25,14 +26,7 @@ GicSystemConfig script_system_config(const ScriptSystem& y, const std::vector<Sc
   cfg.processing = y.processing;
   cfg.on_command_error = y.on_error;
   for (int s = 0; s < y.sockets; ++s) {
-    ItsConfig its;
-    its.typer.physical = true;
-    its.typer.vlpis = true;
-    its.typer.vmapp = true;
-    its.typer.vsgi = true;
-    its.typer.vmovp = y.vmovp;
-    its.typer.pta = y.pta;
-    its.typer.svpet = static_cast<std::uint8_t>(svpet);
+    ItsConfig its = gicv41_its(y.vmovp, y.pta, static_cast<std::uint8_t>(svpet));
     its.mpidr = socket_affinity(s, 0, 0);
     its.socket = s;
     its.vpeid_bits = y.vpeid_bits;
@@ -56,14 +50,7 @@ GicSystemConfig script_system_config(const ScriptSystem& y, const std::vector<Sc
   for (int s = 0; s < y.sockets; ++s) {
     for (int i = 0; i < y.cpus_per_socket; ++i) {
       const int cpu = s * y.cpus_per_socket + i;
-      RedistributorConfig rd;
-      rd.typer.plpis = true;
-      rd.typer.vlpis = true;
-      rd.typer.direct_lpi = true;
-      rd.typer.rvpeid = true;
-      rd.typer.vsgi = true;
-      rd.typer.processor_number = static_cast<std::uint16_t>(cpu);
-      rd.typer.common_lpi_aff = static_cast<std::uint8_t>(clpi);
+      RedistributorConfig rd = gicv41_redistributor(cpu, static_cast<std::uint8_t>(clpi));
       rd.typer.affinity = socket_affinity(s, i / y.cluster, i % y.cluster);
       rd.typer.last = i == y.cpus_per_socket - 1;
       rd.socket = s;
