@@ -216,7 +216,7 @@ std::vector<E> parse_list(const std::vector<std::string>& names, F from_string) 
   return v;
 }
 
-void run(const Opts& o, unsigned which) {
+measure::MeasureOptions measure_options(const Opts& o, unsigned which) {
   measure::MeasureOptions mo;
   mo.kvm = which & kKvm;
   mo.c2c = which & kC2c;
@@ -236,8 +236,11 @@ void run(const Opts& o, unsigned which) {
   mo.c2c_config.pus = o.cpus;
   mo.c2c_config.round_trips = o.round_trips;
   mo.c2c_config.samples = o.c2c_rounds;
+  return mo;
+}
 
-  // Everything that can be wrong with the request is found before measuring.
+// Everything that can be wrong with the request is found before measuring.
+void check_request(const Opts& o, const measure::MeasureOptions& mo) {
   if (!o.from.empty()) {
     for (const CLI::Option* opt : o.measuring)
       if (opt->count() > 0)
@@ -256,8 +259,9 @@ void run(const Opts& o, unsigned which) {
     measure::image_format_of(o.heatmap, "--heatmap");
     output::require_gnuplot("--heatmap");
   }
-  std::optional<measure::BaseProfile> base;
-  if (!o.profile_out.empty() || o.compare) base = measure::load_base_profile(o.base.empty() ? kDefaultBase : o.base);
+}
+
+void check_kvm_for_compare(const Opts& o) {
   if (o.compare && o.from.empty()) {  // before measuring c2c for nothing
     try {
       kvm::check_kvm_available(false);
@@ -267,10 +271,10 @@ void run(const Opts& o, unsigned which) {
                                          e.what()));
     }
   }
+}
 
-  const bool json_stdout = o.json == "-";
-  std::function<void(const std::string&)> progress;
-  if (::isatty(2) == 1) progress = [](const std::string& line) { fmt::print(stderr, "\r{:<70}", line); };
+measure::MeasureReport measure_or_load(const Opts& o, unsigned which, measure::MeasureOptions& mo,
+                                       const std::function<void(const std::string&)>& progress) {
   measure::MeasureReport r;
   if (!o.from.empty()) {
     r = measure::load_recorded(o.from);
@@ -281,6 +285,43 @@ void run(const Opts& o, unsigned which) {
     mo.progress = progress;
     r = measure::run_measure(mo);
   }
+  return r;
+}
+
+void print_report(const Opts& o, const measure::MeasureReport& r, const std::optional<measure::ThisHostModel>& model,
+                  const nlohmann::json& j) {
+  if (o.json == "-") {
+    std::fputs((j.dump(2) + "\n").c_str(), stdout);
+    for (const std::string& w : r.warnings) fmt::print(stderr, "ipilab: warning: {}\n", w);
+  } else {
+    if (!o.from.empty()) fmt::print("Recorded measurement: {}\n", o.from);
+    std::fputs(measure::to_table(r).c_str(), stdout);
+    if (o.compare && model) std::fputs(("\n" + measure::compare_table(*model)).c_str(), stdout);
+  }
+  std::fflush(stdout);
+}
+
+// Every file to its temporary file first, renamed together once all were written.
+void write_files(const Opts& o, const measure::MeasureReport& r, const std::optional<measure::BaseProfile>& base,
+                 const std::string& profile_text, const nlohmann::json& j) {
+  output::OutputSet files_out;
+  if (o.json != "-" && !o.json.empty()) files_out.write(o.json, "--json", j.dump(2) + "\n");
+  if (base && !o.profile_out.empty()) files_out.write(o.profile_out, "--profile-out", profile_text);
+  if (r.c2c && !o.csv.empty()) files_out.write(o.csv, "--csv", measure::c2c_csv(*r.c2c));
+  if (r.c2c && !o.heatmap.empty()) measure::c2c_heatmap(*r.c2c, o.heatmap, files_out);
+  files_out.commit_all();
+}
+
+void run(const Opts& o, unsigned which) {
+  measure::MeasureOptions mo = measure_options(o, which);
+  check_request(o, mo);
+  std::optional<measure::BaseProfile> base;
+  if (!o.profile_out.empty() || o.compare) base = measure::load_base_profile(o.base.empty() ? kDefaultBase : o.base);
+  check_kvm_for_compare(o);
+
+  std::function<void(const std::string&)> progress;
+  if (::isatty(2) == 1) progress = [](const std::string& line) { fmt::print(stderr, "\r{:<70}", line); };
+  const measure::MeasureReport r = measure_or_load(o, which, mo, progress);
 
   // The model: the fits and, with --compare, the this-host scenario on the profile (the same text
   // --profile-out writes). Without KVM cases the profile has only what was measured.
@@ -300,22 +341,8 @@ void run(const Opts& o, unsigned which) {
   nlohmann::json j = measure::to_json(r);
   if (o.compare && model) j["compare"] = measure::compare_json(*model);
   if (!o.from.empty()) j["recorded_from"] = o.from;
-  if (json_stdout) {
-    std::fputs((j.dump(2) + "\n").c_str(), stdout);
-    for (const std::string& w : r.warnings) fmt::print(stderr, "ipilab: warning: {}\n", w);
-  } else {
-    if (!o.from.empty()) fmt::print("Recorded measurement: {}\n", o.from);
-    std::fputs(measure::to_table(r).c_str(), stdout);
-    if (o.compare && model) std::fputs(("\n" + measure::compare_table(*model)).c_str(), stdout);
-  }
-  std::fflush(stdout);
-  // Every file to its temporary file first, renamed together once all were written.
-  output::OutputSet files_out;
-  if (!json_stdout && !o.json.empty()) files_out.write(o.json, "--json", j.dump(2) + "\n");
-  if (base && !o.profile_out.empty()) files_out.write(o.profile_out, "--profile-out", profile_text);
-  if (r.c2c && !o.csv.empty()) files_out.write(o.csv, "--csv", measure::c2c_csv(*r.c2c));
-  if (r.c2c && !o.heatmap.empty()) measure::c2c_heatmap(*r.c2c, o.heatmap, files_out);
-  files_out.commit_all();
+  print_report(o, r, model, j);
+  write_files(o, r, base, profile_text, j);
   if (base && !o.profile_out.empty()) {
     fmt::print(stderr, "ipilab: wrote {} (measured entries{} over '{}'; run it: ipilab run this-host --profile {})\n",
                o.profile_out,

@@ -28,6 +28,29 @@ std::string join(const std::vector<std::string>& v, const char* sep = " ") {
 // The key a script matches on: "<command path>:<word>", the path joined with spaces.
 std::string key(const CommandDoc& c, const std::string& word) { return join(c.path) + ":" + word; }
 
+// The double-quoted keys of an option's names.
+std::vector<std::string> quoted_keys(const CommandDoc& c, const OptionDoc& o) {
+  std::vector<std::string> ks;
+  for (const auto& n : o.names) ks.push_back("\"" + key(c, n) + "\"");
+  return ks;
+}
+
+// The keys of the loop that walks the command path: subcommand names, and options whose value
+// the loop skips.
+struct CaseKeys {
+  std::vector<std::string> subs, valued;
+};
+CaseKeys case_keys(const std::vector<const CommandDoc*>& all) {
+  CaseKeys k;
+  for (const auto* c : all) {
+    for (const auto& sc : c->subcommands) k.subs.push_back("\"" + key(*c, sc.name) + "\"");
+    for (const auto& o : c->options)
+      if (o.takes_value)
+        for (const auto& n : quoted_keys(*c, o)) k.valued.push_back(n);
+  }
+  return k;
+}
+
 // Single-quoted for sh/zsh.
 std::string squote(const std::string& s) {
   std::string out = "'";
@@ -119,13 +142,9 @@ std::string bash_completion(const CommandDoc& root) {
        "    if [[ -n $skip ]]; then skip=; continue; fi\n"
        "    if [[ $w == -- ]]; then _ipilab_add -c -- \"$cur\"; return 0; fi\n"
        "    case \"$cmd:$w\" in\n";
-  std::vector<std::string> subs, valued;
-  for (const auto* c : all) {
-    for (const auto& sc : c->subcommands) subs.push_back("\"" + key(*c, sc.name) + "\"");
-    for (const auto& o : c->options)
-      if (o.takes_value)
-        for (const auto& n : o.names) valued.push_back("\"" + key(*c, n) + "\"");
-  }
+  const CaseKeys keys = case_keys(all);
+  const std::vector<std::string>& subs = keys.subs;
+  const std::vector<std::string>& valued = keys.valued;
   if (!subs.empty()) s << "      " << join(subs, "|") << ") cmd=${cmd:+$cmd }$w ;;\n";
   if (!valued.empty()) s << "      " << join(valued, "|") << ") skip=1 ;;\n";
   s << "    esac\n"
@@ -137,8 +156,7 @@ std::string bash_completion(const CommandDoc& root) {
   for (const auto* c : all)
     for (const auto& o : c->options) {
       if (!o.takes_value) continue;
-      std::vector<std::string> ks;
-      for (const auto& n : o.names) ks.push_back("\"" + key(*c, n) + "\"");
+      const std::vector<std::string> ks = quoted_keys(*c, o);
       s << "    " << join(ks, "|") << ") " << bash_value(o, value_kind(o)) << "; return 0 ;;\n";
     }
   s << "  esac\n"
@@ -212,13 +230,9 @@ std::string zsh_completion(const CommandDoc& root) {
        "    if [[ -n $skip ]]; then skip=; continue; fi\n"
        "    [[ $w == -- ]] && return 1\n"
        "    case \"$cmd:$w\" in\n";
-  std::vector<std::string> subs, valued;
-  for (const auto* c : all) {
-    for (const auto& sc : c->subcommands) subs.push_back("\"" + key(*c, sc.name) + "\"");
-    for (const auto& o : c->options)
-      if (o.takes_value)
-        for (const auto& n : o.names) valued.push_back("\"" + key(*c, n) + "\"");
-  }
+  const CaseKeys keys = case_keys(all);
+  const std::vector<std::string>& subs = keys.subs;
+  const std::vector<std::string>& valued = keys.valued;
   if (!subs.empty()) s << "      (" << join(subs, "|") << ") cmd=${cmd:+$cmd }$w ;;\n";
   if (!valued.empty()) s << "      (" << join(valued, "|") << ") skip=1 ;;\n";
   s << "    esac\n"
@@ -229,8 +243,7 @@ std::string zsh_completion(const CommandDoc& root) {
   for (const auto* c : all)
     for (const auto& o : c->options) {
       if (!o.takes_value) continue;
-      std::vector<std::string> ks;
-      for (const auto& n : o.names) ks.push_back("\"" + key(*c, n) + "\"");
+      const std::vector<std::string> ks = quoted_keys(*c, o);
       s << "    (" << join(ks, "|") << ") " << zsh_value(o, value_kind(o)) << "; return ;;\n";
     }
   s << "  esac\n"

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "cli/run_args.h"
+
 namespace ipilab::cli {
 
 void add_call_options(CLI::App& cmd, hv::tool::CallOptions& o) {
@@ -91,21 +93,11 @@ void add_send_options(CLI::App& cmd, hv::tool::SendOptions& o) {
 }
 
 hv::tool::CallResult run_call_args(const std::vector<std::string>& args) {
-  CLI::App app{"hv call", "call"};
-  hv::tool::CallOptions options;
-  add_call_options(app, options);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last-first
-  app.parse(reversed);
-  return hv::tool::run_call(options);
+  return run_args<hv::tool::CallOptions>("hv call", "call", args, add_call_options, hv::tool::run_call);
 }
 
 hv::tool::SendToolResult run_send_args(const std::vector<std::string>& args) {
-  CLI::App app{"hv send", "send"};
-  hv::tool::SendOptions options;
-  add_send_options(app, options);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  app.parse(reversed);
-  return hv::tool::run_send(options);
+  return run_args<hv::tool::SendOptions>("hv send", "send", args, add_send_options, hv::tool::run_send);
 }
 
 }  // namespace ipilab::cli

@@ -1,6 +1,8 @@
 // CLI11 registration of the `ipilab kvm call` options (see kvm_options.h).
 #include "cli/kvm_options.h"
 
+#include "cli/run_args.h"
+
 namespace ipilab::cli {
 
 void add_kvm_call_options(CLI::App& cmd, x86::tool::KvmCallOptions& o) {
@@ -31,12 +33,7 @@ void add_kvm_call_options(CLI::App& cmd, x86::tool::KvmCallOptions& o) {
 }
 
 x86::tool::KvmCallResult run_kvm_call_args(const std::vector<std::string>& args) {
-  CLI::App app{"kvm call", "call"};
-  x86::tool::KvmCallOptions options;
-  add_kvm_call_options(app, options);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last-first
-  app.parse(reversed);
-  return x86::tool::run_kvm_call(options);
+  return run_args<x86::tool::KvmCallOptions>("kvm call", "call", args, add_kvm_call_options, x86::tool::run_kvm_call);
 }
 
 }  // namespace ipilab::cli

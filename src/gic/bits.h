@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace ipilab::gic::bits {
 
@@ -32,5 +33,9 @@ constexpr bool fits(std::uint64_t value, unsigned hi, unsigned lo) {
 
 /// Single bit `n` of `word`.
 constexpr bool bit(std::uint64_t word, unsigned n) { return ((word >> n) & 1U) != 0; }
+
+/// `value` put in [hi:lo] of register `reg`; InputError("<reg>.<name>", "... does not fit in [hi:lo]")
+/// when it does not fit (registers.cpp).
+std::uint64_t checked_put(std::string_view reg, std::string_view name, std::uint64_t value, unsigned hi, unsigned lo);
 
 }  // namespace ipilab::gic::bits

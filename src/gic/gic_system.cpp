@@ -571,43 +571,41 @@ void GicSystem::execute(int its, std::span<const std::uint8_t, kItsCommandSize> 
              : fmt::format("vPE {:#x} is not mapped on this ITS", vpeid));
     return;
   }
-  switch (op) {
-    case ItsOpcode::Vmovp: {
-      const VmovpCmd& c = std::get<VmovpCmd>(cmd);
-      const auto cpu = rd_of(c.rdbase);
-      if (!cpu) return;
-      if (cfg.typer.vmovp) {
-        for (auto& [id, t] : tables_) {
-          auto it = t.entries.find(vpeid);
-          if (it != t.entries.end()) {
-            it->second.rd_cpu = *cpu;
-            if (c.db) it->second.default_db = c.default_db;
-          }
-        }
-      } else {
-        entry->second.rd_cpu = *cpu;
-        if (c.db) entry->second.default_db = c.default_db;
-      }
-      break;
-    }
-    case ItsOpcode::Vsgi: {
-      const VsgiCmd& c = std::get<VsgiCmd>(cmd);
-      VpeVsgiState& st = vsgi_[vpeid];
-      if (c.clear)
-        st.pending = static_cast<std::uint16_t>(st.pending & ~(1u << c.vintid));
-      else
-        st.config[c.vintid] = VsgiConfig{c.enable, c.priority, c.group};
-      break;
-    }
-    case ItsOpcode::Vsync:
-    case ItsOpcode::Vinvall:
-    case ItsOpcode::Invdb:
-      break;  // no architectural state in this model beyond the mapping check
-    case ItsOpcode::Sync:
-    case ItsOpcode::Vmapp:
-      break;  // handled above
+  if (op == ItsOpcode::Vmovp) {
+    const VmovpCmd& c = std::get<VmovpCmd>(cmd);
+    const auto cpu = rd_of(c.rdbase);
+    if (!cpu) return;
+    move_vpe(vpeid, *cpu, c, cfg.typer.vmovp, entry->second);
+  } else if (op == ItsOpcode::Vsgi) {
+    apply_vsgi(vpeid, std::get<VsgiCmd>(cmd));
   }
+  // VSYNC, VINVALL and INVDB: no architectural state in this model beyond the mapping check.
   ++s.stats.by_opcode[op];
+}
+
+// VMOVP: with GITS_TYPER.VMOVP = 1 one command retargets the vPE in every vPE table that maps it;
+// otherwise each ITS is told on its own (GITS_TYPER.VMOVP, Arm IHI 0069).
+void GicSystem::move_vpe(std::uint16_t vpeid, int cpu, const VmovpCmd& c, bool all_tables, VpeTableEntry& entry) {
+  auto retarget = [&](VpeTableEntry& e) {
+    e.rd_cpu = cpu;
+    if (c.db) e.default_db = c.default_db;
+  };
+  if (!all_tables) {
+    retarget(entry);
+    return;
+  }
+  for (auto& [id, t] : tables_) {
+    auto it = t.entries.find(vpeid);
+    if (it != t.entries.end()) retarget(it->second);
+  }
+}
+
+void GicSystem::apply_vsgi(std::uint16_t vpeid, const VsgiCmd& c) {
+  VpeVsgiState& st = vsgi_[vpeid];
+  if (c.clear)
+    st.pending = static_cast<std::uint16_t>(st.pending & ~(1u << c.vintid));
+  else
+    st.config[c.vintid] = VsgiConfig{c.enable, c.priority, c.group};
 }
 
 SgirWriteResult GicSystem::write_sgir(int its, std::uint64_t value) {

@@ -309,6 +309,8 @@ class GicSystem {
     std::map<std::uint16_t, VpeTableEntry> entries;
   };
   void execute(int its, std::span<const std::uint8_t, kItsCommandSize> bytes, std::uint32_t offset);
+  void move_vpe(std::uint16_t vpeid, int cpu, const VmovpCmd& c, bool all_tables, VpeTableEntry& entry);
+  void apply_vsgi(std::uint16_t vpeid, const VsgiCmd& c);
   bool record_error(int its, std::uint32_t offset, std::uint8_t opcode, CommandErrorKind kind, std::string message,
                     std::optional<std::uint16_t> vpeid = std::nullopt);
   void note(RegisterWriteResult& r, std::string reg, bool applied, std::string message);

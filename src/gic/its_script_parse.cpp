@@ -183,27 +183,75 @@ std::uint64_t encoded(const Ctx& c, F&& f) {
   }
 }
 
-/// Composes a register value from FIELD=VALUE (fields not named are 0).
-std::uint64_t register_fields(const Ctx& c, std::string_view regname, ScriptRegister reg, Keys& k) {
-  const std::string stmt = fmt::format("write {}", regname);
-  auto raw = [&](const char* field, unsigned hi, unsigned lo) -> std::uint64_t {
+/// Reads FIELD=VALUE keys of one register write (fields not named are 0).
+struct FieldReader {
+  const Ctx& c;
+  std::string_view regname;
+  Keys& k;
+  std::string stmt;
+
+  std::uint64_t raw(const char* field, unsigned hi, unsigned lo) const {
     const std::string* v = k.get(lower(field));
     if (!v) return 0;
     const std::uint64_t x = number(c, fmt::format("{}.{}", regname, field), *v);
     if (!bits::fits(x, hi, lo)) c.fail(fmt::format("{}.{}: {} does not fit in [{}:{}]", regname, field, *v, hi, lo));
     return x;
-  };
-  auto pa = [&]() -> std::uint64_t {
+  }
+  std::uint64_t pa() const {
     const std::string* v = k.get("physical_address");
     const std::string* w = k.get("pa");
     if (v && w) c.fail(fmt::format("{}: give Physical_Address= or PA=, not both", stmt));
     const std::string* t = v ? v : w;
     return t ? number(c, fmt::format("{}.Physical_Address", regname), *t) : 0;
-  };
-  auto page = [&]() -> TablePageSize {
+  }
+  TablePageSize page() const {
     const std::string* v = k.get("page_size");
     return v ? page_size(c, fmt::format("{}.Page_Size", regname), *v) : TablePageSize::K4;
-  };
+  }
+};
+
+std::uint64_t gits_baser_fields(const FieldReader& f) {
+  GitsBaser v;
+  v.valid = f.raw("Valid", 0, 0);
+  v.indirect = f.raw("Indirect", 0, 0);
+  v.inner_cache = static_cast<std::uint8_t>(f.raw("InnerCache", 2, 0));
+  v.type = static_cast<std::uint8_t>(f.raw("Type", 2, 0));
+  v.outer_cache = static_cast<std::uint8_t>(f.raw("OuterCache", 2, 0));
+  v.entry_bytes = static_cast<std::uint8_t>(f.raw("Entry_Size", 4, 0) + 1);
+  v.page_size = f.page();
+  v.pa = f.pa();
+  v.shareability = static_cast<std::uint8_t>(f.raw("Shareability", 1, 0));
+  v.pages = static_cast<std::uint16_t>(f.raw("Size", 7, 0) + 1);
+  f.k.done(f.c, f.stmt,
+           "Valid, Indirect, InnerCache, Type, OuterCache, Entry_Size, Physical_Address (PA), Shareability, "
+           "Page_Size (4K|16K|64K), Size");
+  return encoded(f.c, [&] { return static_cast<std::uint64_t>(encode_gits_baser(v)); });
+}
+
+std::uint64_t gicr_vpropbaser_fields(const FieldReader& f) {
+  GicrVpropbaser41 v;
+  v.valid = f.raw("Valid", 0, 0);
+  v.entry_words = static_cast<std::uint8_t>(f.raw("Entry_Size", 2, 0) + 1);
+  v.outer_cache = static_cast<std::uint8_t>(f.raw("OuterCache", 2, 0));
+  v.indirect = f.raw("Indirect", 0, 0);
+  v.page_size = f.page();
+  v.z = f.raw("Z", 0, 0);
+  v.pa = f.pa();
+  v.shareability = static_cast<std::uint8_t>(f.raw("Shareability", 1, 0));
+  v.inner_cache = static_cast<std::uint8_t>(f.raw("InnerCache", 2, 0));
+  v.pages = static_cast<std::uint8_t>(f.raw("Size", 6, 0) + 1);
+  f.k.done(f.c, f.stmt,
+           "Valid, Entry_Size, OuterCache, Indirect, Page_Size (4K|16K|64K), Z, Physical_Address (PA), "
+           "Shareability, InnerCache, Size");
+  return encoded(f.c, [&] { return encode_gicr_vpropbaser41(v); });
+}
+
+/// Composes a register value from FIELD=VALUE (fields not named are 0).
+std::uint64_t register_fields(const Ctx& c, std::string_view regname, ScriptRegister reg, Keys& k) {
+  const FieldReader f{c, regname, k, fmt::format("write {}", regname)};
+  const std::string& stmt = f.stmt;
+  auto raw = [&](const char* field, unsigned hi, unsigned lo) { return f.raw(field, hi, lo); };
+  auto pa = [&] { return f.pa(); };
   switch (reg) {
       case ScriptRegister::GitsCtlr: {
         if (k.get("quiescent")) c.fail("GITS_CTLR.Quiescent is read-only");
@@ -234,23 +282,8 @@ std::uint64_t register_fields(const Ctx& c, std::string_view regname, ScriptRegi
         k.done(c, stmt, "Offset (bytes, 32-byte aligned), Retry");
         return encoded(c, [&] { return static_cast<std::uint64_t>(encode_cwriter(v)); });
       }
-      case ScriptRegister::GitsBaser: {
-        GitsBaser v;
-        v.valid = raw("Valid", 0, 0);
-        v.indirect = raw("Indirect", 0, 0);
-        v.inner_cache = static_cast<std::uint8_t>(raw("InnerCache", 2, 0));
-        v.type = static_cast<std::uint8_t>(raw("Type", 2, 0));
-        v.outer_cache = static_cast<std::uint8_t>(raw("OuterCache", 2, 0));
-        v.entry_bytes = static_cast<std::uint8_t>(raw("Entry_Size", 4, 0) + 1);
-        v.page_size = page();
-        v.pa = pa();
-        v.shareability = static_cast<std::uint8_t>(raw("Shareability", 1, 0));
-        v.pages = static_cast<std::uint16_t>(raw("Size", 7, 0) + 1);
-        k.done(c, stmt,
-               "Valid, Indirect, InnerCache, Type, OuterCache, Entry_Size, Physical_Address (PA), Shareability, "
-               "Page_Size (4K|16K|64K), Size");
-        return encoded(c, [&] { return static_cast<std::uint64_t>(encode_gits_baser(v)); });
-      }
+      case ScriptRegister::GitsBaser:
+        return gits_baser_fields(f);
       case ScriptRegister::GitsSgir: {
         Sgir v;
         v.vintid = static_cast<std::uint8_t>(raw("vINTID", 3, 0));
@@ -258,23 +291,8 @@ std::uint64_t register_fields(const Ctx& c, std::string_view regname, ScriptRegi
         k.done(c, stmt, "vINTID, vPEID");
         return encoded(c, [&] { return static_cast<std::uint64_t>(encode_sgir(v)); });
       }
-      case ScriptRegister::GicrVpropbaser: {
-        GicrVpropbaser41 v;
-        v.valid = raw("Valid", 0, 0);
-        v.entry_words = static_cast<std::uint8_t>(raw("Entry_Size", 2, 0) + 1);
-        v.outer_cache = static_cast<std::uint8_t>(raw("OuterCache", 2, 0));
-        v.indirect = raw("Indirect", 0, 0);
-        v.page_size = page();
-        v.z = raw("Z", 0, 0);
-        v.pa = pa();
-        v.shareability = static_cast<std::uint8_t>(raw("Shareability", 1, 0));
-        v.inner_cache = static_cast<std::uint8_t>(raw("InnerCache", 2, 0));
-        v.pages = static_cast<std::uint8_t>(raw("Size", 6, 0) + 1);
-        k.done(c, stmt,
-               "Valid, Entry_Size, OuterCache, Indirect, Page_Size (4K|16K|64K), Z, Physical_Address (PA), "
-               "Shareability, InnerCache, Size");
-        return encoded(c, [&] { return encode_gicr_vpropbaser41(v); });
-      }
+      case ScriptRegister::GicrVpropbaser:
+        return gicr_vpropbaser_fields(f);
       case ScriptRegister::GicrVpendbaser: {
         Vpendbaser v;
         v.valid = raw("Valid", 0, 0);
@@ -538,6 +556,31 @@ ScriptPush parse_push(const Ctx& c, const std::vector<std::string>& t, int n_its
   return p;
 }
 
+// linux wait NAME [predicate=linear|offsets]: the batch must have been posted before.
+void parse_linux_wait(const Ctx& c, const std::vector<std::string>& t, const std::string& stmt,
+                      const std::set<std::string>& names, ScriptLinux& l) {
+  if (t.size() < 3) c.fail("linux wait: which batch? (linux wait NAME [predicate=linear|offsets])");
+  l.as = name_token(c, stmt, t[2]);
+  if (!names.contains(l.as)) c.fail(fmt::format("linux wait: no batch was posted as '{}' before this line", l.as));
+  Keys k = key_values(c, stmt, t, 3);
+  if (const auto* v = k.get("predicate"))
+    l.predicate = choice<WaitPredicate>(c, "linux wait predicate", *v, {{"linear", WaitPredicate::Linear}, {"offsets", WaitPredicate::Offsets}});
+  k.done(c, stmt, "predicate");
+}
+
+// The vSGI configuration of 'linux vsgi' (enable=, group=, priority=), Linux's defaults otherwise.
+VsgiConfig vsgi_config(const Ctx& c, const std::string& stmt, Keys& k) {
+  VsgiConfig config{true, 0xA0, true};
+  if (const auto* v = k.get("enable")) config.enable = boolean(c, stmt + " enable", *v);
+  if (const auto* v = k.get("group")) config.group = boolean(c, stmt + " group", *v);
+  if (const auto* v = k.get("priority")) {
+    const std::uint64_t p = number_in(c, stmt + " priority", *v, 0, 0xFF);
+    if ((p & 0xF) != 0) c.fail(fmt::format("{} priority: {} has a low nibble; VSGI encodes priority >> 4", stmt, *v));
+    config.priority = static_cast<std::uint8_t>(p);
+  }
+  return config;
+}
+
 ScriptLinux parse_linux(const Ctx& c, const std::vector<std::string>& t, const ItsScript& s, int n_its, int n_cpu,
                         std::set<std::string>& names) {
   if (!s.system.boot_linux) c.fail("linux: the system was not brought up by Linux (system boot=none)");
@@ -550,13 +593,7 @@ ScriptLinux parse_linux(const Ctx& c, const std::vector<std::string>& t, const I
                  {"wait", LinuxOp::Wait}});
   const std::string stmt = "linux " + lower(t[1]);
   if (l.op == LinuxOp::Wait) {
-    if (t.size() < 3) c.fail("linux wait: which batch? (linux wait NAME [predicate=linear|offsets])");
-    l.as = name_token(c, stmt, t[2]);
-    if (!names.contains(l.as)) c.fail(fmt::format("linux wait: no batch was posted as '{}' before this line", l.as));
-    Keys k = key_values(c, stmt, t, 3);
-    if (const auto* v = k.get("predicate"))
-      l.predicate = choice<WaitPredicate>(c, "linux wait predicate", *v, {{"linear", WaitPredicate::Linear}, {"offsets", WaitPredicate::Offsets}});
-    k.done(c, stmt, "predicate");
+    parse_linux_wait(c, t, stmt, names, l);
     return l;
   }
   Keys k = key_values(c, stmt, t, 2);
@@ -594,14 +631,7 @@ ScriptLinux parse_linux(const Ctx& c, const std::vector<std::string>& t, const I
       vpe();
       vintid();
       l.sender = cpu("sender");
-      l.config = VsgiConfig{true, 0xA0, true};
-      if (const auto* v = k.get("enable")) l.config.enable = boolean(c, stmt + " enable", *v);
-      if (const auto* v = k.get("group")) l.config.group = boolean(c, stmt + " group", *v);
-      if (const auto* v = k.get("priority")) {
-        const std::uint64_t p = number_in(c, stmt + " priority", *v, 0, 0xFF);
-        if ((p & 0xF) != 0) c.fail(fmt::format("{} priority: {} has a low nibble; VSGI encodes priority >> 4", stmt, *v));
-        l.config.priority = static_cast<std::uint8_t>(p);
-      }
+      l.config = vsgi_config(c, stmt, k);
       as();
       k.done(c, stmt, "vpe, vintid, sender, enable, priority, group, as");
       break;

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "gic/its_script.h"
+#include "gic/topology_builder.h"
 
 namespace ipilab::gic {
 
@@ -25,14 +26,7 @@ GicSystemConfig script_system_config(const ScriptSystem& y, const std::vector<Sc
   cfg.processing = y.processing;
   cfg.on_command_error = y.on_error;
   for (int s = 0; s < y.sockets; ++s) {
-    ItsConfig its;
-    its.typer.physical = true;
-    its.typer.vlpis = true;
-    its.typer.vmapp = true;
-    its.typer.vsgi = true;
-    its.typer.vmovp = y.vmovp;
-    its.typer.pta = y.pta;
-    its.typer.svpet = static_cast<std::uint8_t>(svpet);
+    ItsConfig its = gicv41_its(y.vmovp, y.pta, static_cast<std::uint8_t>(svpet));
     its.mpidr = socket_affinity(s, 0, 0);
     its.socket = s;
     its.vpeid_bits = y.vpeid_bits;
@@ -56,14 +50,7 @@ GicSystemConfig script_system_config(const ScriptSystem& y, const std::vector<Sc
   for (int s = 0; s < y.sockets; ++s) {
     for (int i = 0; i < y.cpus_per_socket; ++i) {
       const int cpu = s * y.cpus_per_socket + i;
-      RedistributorConfig rd;
-      rd.typer.plpis = true;
-      rd.typer.vlpis = true;
-      rd.typer.direct_lpi = true;
-      rd.typer.rvpeid = true;
-      rd.typer.vsgi = true;
-      rd.typer.processor_number = static_cast<std::uint16_t>(cpu);
-      rd.typer.common_lpi_aff = static_cast<std::uint8_t>(clpi);
+      RedistributorConfig rd = gicv41_redistributor(cpu, static_cast<std::uint8_t>(clpi));
       rd.typer.affinity = socket_affinity(s, i / y.cluster, i % y.cluster);
       rd.typer.last = i == y.cpus_per_socket - 1;
       rd.socket = s;
@@ -332,108 +319,120 @@ class Runner {
     return text_check(what, join_ints(got), join_ints(parse_list(want)));
   }
 
+  std::optional<std::string> check_its(const ScriptExpect& e, const std::string& key, const std::string& want, const StateView& s) {
+    const ItsView& v = s.its.at(static_cast<std::size_t>(e.index));
+    const std::string what = fmt::format("its{} {}", e.index, key);
+    if (key == "creadr") return number_check(what, v.creadr, want);
+    if (key == "cwriter") return number_check(what, v.cwriter, want);
+    if (key == "cbaser") return number_check(what, v.cbaser, want);
+    if (key == "ctlr") return number_check(what, v.ctlr, want);
+    if (key == "baser2") return number_check(what, v.baser2, want);
+    if (key == "enabled") return number_check(what, v.enabled, want);
+    if (key == "stalled") return number_check(what, v.stalled, want);
+    if (key == "pending") return number_check(what, v.pending, want);
+    if (key == "executed") return number_check(what, v.executed, want);
+    if (key == "errors") return number_check(what, v.errors, want);
+    if (key == "cmd_write") return number_check(what, v.driver_cmd_write.value_or(0), want);
+    if (key == "vpes") {
+      std::string got;
+      for (const auto& [id, cpu] : v.vpes) got += fmt::format("{}{}:{}", got.empty() ? "" : ",", id, cpu);
+      return text_check(what, got.empty() ? "-" : got, want);
+    }
+    return fmt::format("{}: not checkable", key);  // the parser admits only the keys above
+  }
+
+  std::optional<std::string> check_rd(const ScriptExpect& e, const std::string& key, const std::string& want, const StateView& s) {
+    const RdView& v = s.rds.at(static_cast<std::size_t>(e.index));
+    const std::string what = fmt::format("rd{} {}", e.index, key);
+    if (key == "vpropbaser") return number_check(what, v.vpropbaser, want);
+    if (key == "vpendbaser") return number_check(what, v.vpendbaser, want);
+    if (key == "local_its") return opt_check(what, v.local_4_1_its, want);
+    if (key == "vpe_l1_base") {
+      const bool want_null = want == "none" || want == "NONE" || want == "None";
+      if (!v.vpe_l1_base)
+        return want_null ? std::nullopt : std::optional<std::string>(fmt::format("{}: expected {}, got none (NULL)", what, want));
+      if (want_null) return fmt::format("{}: expected none (NULL), got {:#x}", what, *v.vpe_l1_base);
+      return number_check(what, *v.vpe_l1_base, want);
+    }
+    if (key == "table_pa") return number_check(what, decode_gicr_vpropbaser41(v.vpropbaser).pa, want);
+    if (key == "table_pages") return number_check(what, decode_gicr_vpropbaser41(v.vpropbaser).pages, want);
+    return fmt::format("{}: not checkable", key);  // the parser admits only the keys above
+  }
+
+  std::optional<std::string> check_vpe(const ScriptExpect& e, const std::string& key, const std::string& want, const StateView& s) {
+    VpeView v;
+    v.vpeid = static_cast<std::uint16_t>(e.index);
+    for (const VpeView& x : s.vpes)
+      if (x.vpeid == v.vpeid) v = x;
+    const std::string what = fmt::format("vpe {} {}", e.index, key);
+    if (key == "cpu") return opt_check(what, v.cpu, want);
+    if (key == "vmapp_count") return number_check(what, static_cast<std::uint64_t>(v.vmapp_count), want);
+    if (key == "mapped_on") return list_check(what, v.mapped_on, want);
+    if (key == "in_tables_of") return list_check(what, v.in_tables_of, want);
+    if (key == "pending") return number_check(what, v.pending, want);
+    if (key == "resident_on") return opt_check(what, v.resident_on, want);
+    return fmt::format("{}: not checkable", key);  // the parser admits only the keys above
+  }
+
+  std::optional<std::string> check_wait(const ScriptExpect& e, const std::string& key, const std::string& want) {
+    const std::string what = fmt::format("wait {} {}", e.name, key);
+    const auto it = waits_.find(e.name);
+    if (it == waits_.end()) return fmt::format("{}: '{}' has not been waited for yet (linux wait {})", what, e.name, e.name);
+    const std::vector<ItsWaitResult>& ws = it->second;
+    if (key == "batches") return number_check(what, ws.size(), want);
+    if (ws.empty()) return fmt::format("{}: '{}' posted no batch", what, e.name);
+    std::uint64_t sum = 0;
+    auto total = [&](auto f) {
+      sum = 0;
+      for (const ItsWaitResult& w : ws) sum += f(w);
+      return sum;
+    };
+    if (key == "outcome") {
+      std::string got(wait_outcome_name(WaitOutcome::Completed));
+      for (const ItsWaitResult& w : ws)
+        if (!w.completed()) {
+          got = wait_outcome_name(w.outcome);
+          break;
+        }
+      return text_check(what, got, want);
+    }
+    if (key == "polls") return number_check(what, total([](const ItsWaitResult& w) { return w.polls; }), want);
+    if (key == "udelays") return number_check(what, total([](const ItsWaitResult& w) { return w.udelays; }), want);
+    if (key == "waited_commands") return number_check(what, total([](const ItsWaitResult& w) { return w.waited_commands; }), want);
+    if (key == "waited_bytes") return number_check(what, total([](const ItsWaitResult& w) { return w.waited_bytes(); }), want);
+    if (key == "ahead_commands") return number_check(what, total([](const ItsWaitResult& w) { return w.ahead_commands; }), want);
+    if (key == "batch_commands") return number_check(what, total([](const ItsWaitResult& w) { return w.batch_commands; }), want);
+    if (key == "travelled_bytes") return number_check(what, total([](const ItsWaitResult& w) { return w.travelled_bytes; }), want);
+    if (key == "first_creadr") return number_check(what, ws.front().first_creadr, want);
+    if (key == "last_creadr") return number_check(what, ws.back().last_creadr, want);
+    return fmt::format("{}: not checkable", key);  // the parser admits only the keys above
+  }
+
+  std::optional<std::string> check_step(const std::string& key, const std::string& want, const ItsScriptResult& out) {
+    const StepResult& p = out.steps.at(last_action_);
+    const std::string what = fmt::format("step (line {}) {}", p.line, key);
+    if (key == "refused") return number_check(what, p.refused.has_value(), want);
+    if (key == "errors") return number_check(what, p.command_errors.size(), want);
+    if (key == "register_notes") return number_check(what, p.register_notes.size(), want);
+    if (key == "issued") return number_check(what, p.issued.size(), want);
+    if (key == "sgir") return text_check(what, p.sgir ? std::string(sgir_outcome_name(p.sgir->outcome)) : "none", want);
+    return fmt::format("{}: not checkable", key);  // the parser admits only the keys above
+  }
+
+  std::optional<std::string> check_system(const std::string& key, const std::string& want, const StateView& s) {
+    if (key == "command_errors") return number_check("system command_errors", s.command_errors, want);
+    return fmt::format("{}: not checkable", key);  // the parser admits only the keys above
+  }
+
   std::optional<std::string> check(const ScriptExpect& e, const std::string& key, const std::string& want,
                                    const StateView& s, const ItsScriptResult& out) {
     switch (e.target) {
-      case ScriptExpect::Target::Its: {
-        const ItsView& v = s.its.at(static_cast<std::size_t>(e.index));
-        const std::string what = fmt::format("its{} {}", e.index, key);
-        if (key == "creadr") return number_check(what, v.creadr, want);
-        if (key == "cwriter") return number_check(what, v.cwriter, want);
-        if (key == "cbaser") return number_check(what, v.cbaser, want);
-        if (key == "ctlr") return number_check(what, v.ctlr, want);
-        if (key == "baser2") return number_check(what, v.baser2, want);
-        if (key == "enabled") return number_check(what, v.enabled, want);
-        if (key == "stalled") return number_check(what, v.stalled, want);
-        if (key == "pending") return number_check(what, v.pending, want);
-        if (key == "executed") return number_check(what, v.executed, want);
-        if (key == "errors") return number_check(what, v.errors, want);
-        if (key == "cmd_write") return number_check(what, v.driver_cmd_write.value_or(0), want);
-        if (key == "vpes") {
-          std::string got;
-          for (const auto& [id, cpu] : v.vpes) got += fmt::format("{}{}:{}", got.empty() ? "" : ",", id, cpu);
-          return text_check(what, got.empty() ? "-" : got, want);
-        }
-        break;
-      }
-      case ScriptExpect::Target::Rd: {
-        const RdView& v = s.rds.at(static_cast<std::size_t>(e.index));
-        const std::string what = fmt::format("rd{} {}", e.index, key);
-        if (key == "vpropbaser") return number_check(what, v.vpropbaser, want);
-        if (key == "vpendbaser") return number_check(what, v.vpendbaser, want);
-        if (key == "local_its") return opt_check(what, v.local_4_1_its, want);
-        if (key == "vpe_l1_base") {
-          const bool want_null = want == "none" || want == "NONE" || want == "None";
-          if (!v.vpe_l1_base)
-            return want_null ? std::nullopt : std::optional<std::string>(fmt::format("{}: expected {}, got none (NULL)", what, want));
-          if (want_null) return fmt::format("{}: expected none (NULL), got {:#x}", what, *v.vpe_l1_base);
-          return number_check(what, *v.vpe_l1_base, want);
-        }
-        if (key == "table_pa") return number_check(what, decode_gicr_vpropbaser41(v.vpropbaser).pa, want);
-        if (key == "table_pages") return number_check(what, decode_gicr_vpropbaser41(v.vpropbaser).pages, want);
-        break;
-      }
-      case ScriptExpect::Target::Vpe: {
-        VpeView v;
-        v.vpeid = static_cast<std::uint16_t>(e.index);
-        for (const VpeView& x : s.vpes)
-          if (x.vpeid == v.vpeid) v = x;
-        const std::string what = fmt::format("vpe {} {}", e.index, key);
-        if (key == "cpu") return opt_check(what, v.cpu, want);
-        if (key == "vmapp_count") return number_check(what, static_cast<std::uint64_t>(v.vmapp_count), want);
-        if (key == "mapped_on") return list_check(what, v.mapped_on, want);
-        if (key == "in_tables_of") return list_check(what, v.in_tables_of, want);
-        if (key == "pending") return number_check(what, v.pending, want);
-        if (key == "resident_on") return opt_check(what, v.resident_on, want);
-        break;
-      }
-      case ScriptExpect::Target::Wait: {
-        const std::string what = fmt::format("wait {} {}", e.name, key);
-        const auto it = waits_.find(e.name);
-        if (it == waits_.end()) return fmt::format("{}: '{}' has not been waited for yet (linux wait {})", what, e.name, e.name);
-        const std::vector<ItsWaitResult>& ws = it->second;
-        if (key == "batches") return number_check(what, ws.size(), want);
-        if (ws.empty()) return fmt::format("{}: '{}' posted no batch", what, e.name);
-        std::uint64_t sum = 0;
-        auto total = [&](auto f) {
-          sum = 0;
-          for (const ItsWaitResult& w : ws) sum += f(w);
-          return sum;
-        };
-        if (key == "outcome") {
-          std::string got(wait_outcome_name(WaitOutcome::Completed));
-          for (const ItsWaitResult& w : ws)
-            if (!w.completed()) {
-              got = wait_outcome_name(w.outcome);
-              break;
-            }
-          return text_check(what, got, want);
-        }
-        if (key == "polls") return number_check(what, total([](const ItsWaitResult& w) { return w.polls; }), want);
-        if (key == "udelays") return number_check(what, total([](const ItsWaitResult& w) { return w.udelays; }), want);
-        if (key == "waited_commands") return number_check(what, total([](const ItsWaitResult& w) { return w.waited_commands; }), want);
-        if (key == "waited_bytes") return number_check(what, total([](const ItsWaitResult& w) { return w.waited_bytes(); }), want);
-        if (key == "ahead_commands") return number_check(what, total([](const ItsWaitResult& w) { return w.ahead_commands; }), want);
-        if (key == "batch_commands") return number_check(what, total([](const ItsWaitResult& w) { return w.batch_commands; }), want);
-        if (key == "travelled_bytes") return number_check(what, total([](const ItsWaitResult& w) { return w.travelled_bytes; }), want);
-        if (key == "first_creadr") return number_check(what, ws.front().first_creadr, want);
-        if (key == "last_creadr") return number_check(what, ws.back().last_creadr, want);
-        break;
-      }
-      case ScriptExpect::Target::Step: {
-        const StepResult& p = out.steps.at(last_action_);
-        const std::string what = fmt::format("step (line {}) {}", p.line, key);
-        if (key == "refused") return number_check(what, p.refused.has_value(), want);
-        if (key == "errors") return number_check(what, p.command_errors.size(), want);
-        if (key == "register_notes") return number_check(what, p.register_notes.size(), want);
-        if (key == "issued") return number_check(what, p.issued.size(), want);
-        if (key == "sgir") return text_check(what, p.sgir ? std::string(sgir_outcome_name(p.sgir->outcome)) : "none", want);
-        break;
-      }
-      case ScriptExpect::Target::System: {
-        if (key == "command_errors") return number_check("system command_errors", s.command_errors, want);
-        break;
-      }
+      case ScriptExpect::Target::Its: return check_its(e, key, want, s);
+      case ScriptExpect::Target::Rd: return check_rd(e, key, want, s);
+      case ScriptExpect::Target::Vpe: return check_vpe(e, key, want, s);
+      case ScriptExpect::Target::Wait: return check_wait(e, key, want);
+      case ScriptExpect::Target::Step: return check_step(key, want, out);
+      case ScriptExpect::Target::System: return check_system(key, want, s);
     }
     return fmt::format("{}: not checkable", key);  // the parser admits only the keys above
   }

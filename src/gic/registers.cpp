@@ -6,13 +6,15 @@
 #include "gic/bits.h"
 
 namespace ipilab::gic {
-namespace {
 
-std::uint64_t field(std::string_view reg, std::string_view name, std::uint64_t value, unsigned hi, unsigned lo) {
-  if (!bits::fits(value, hi, lo))
+std::uint64_t bits::checked_put(std::string_view reg, std::string_view name, std::uint64_t value, unsigned hi,
+                                unsigned lo) {
+  if (!fits(value, hi, lo))
     throw InputError(fmt::format("{}.{}", reg, name), fmt::format("{:#x} does not fit in [{}:{}]", value, hi, lo));
-  return bits::put(value, hi, lo);
+  return put(value, hi, lo);
 }
+
+namespace {
 
 constexpr std::uint64_t kGitsTyperModelled =
     bits::mask(0, 0) | bits::mask(1, 1) | bits::mask(19, 19) | bits::mask(37, 37) | bits::mask(39, 39) |
@@ -36,7 +38,7 @@ std::uint64_t other_bits(std::string_view reg, std::uint64_t other, std::uint64_
 std::uint64_t encode_gits_typer(const GitsTyper& t) {
   return other_bits("GITS_TYPER", t.other, kGitsTyperModelled) | bits::put(t.physical, 0, 0) |
          bits::put(t.vlpis, 1, 1) | bits::put(t.pta, 19, 19) | bits::put(t.vmovp, 37, 37) |
-         bits::put(t.vsgi, 39, 39) | bits::put(t.vmapp, 40, 40) | field("GITS_TYPER", "SVPET", t.svpet, 42, 41) |
+         bits::put(t.vsgi, 39, 39) | bits::put(t.vmapp, 40, 40) | bits::checked_put("GITS_TYPER", "SVPET", t.svpet, 42, 41) |
          bits::put(t.nid, 43, 43);
 }
 
@@ -58,7 +60,7 @@ std::uint64_t encode_gicr_typer(const GicrTyper& t) {
   return other_bits("GICR_TYPER", t.other, kGicrTyperModelled) | bits::put(t.plpis, 0, 0) |
          bits::put(t.vlpis, 1, 1) | bits::put(t.dirty, 2, 2) | bits::put(t.direct_lpi, 3, 3) |
          bits::put(t.last, 4, 4) | bits::put(t.rvpeid, 7, 7) | bits::put(t.processor_number, 23, 8) |
-         field("GICR_TYPER", "CommonLPIAff", t.common_lpi_aff, 25, 24) | bits::put(t.vsgi, 26, 26) |
+         bits::checked_put("GICR_TYPER", "CommonLPIAff", t.common_lpi_aff, 25, 24) | bits::put(t.vsgi, 26, 26) |
          bits::put(t.affinity, 63, 32);
 }
 
@@ -102,9 +104,9 @@ std::uint64_t encode_cbaser(const Cbaser& c) {
   if ((c.pa & bits::mask(11, 0)) != 0 || !bits::fits(c.pa >> 12, 51, 12))
     throw InputError("GITS_CBASER.PA", fmt::format("{:#x} is not a 4 KiB aligned address below 2^52", c.pa));
   return other_bits("GITS_CBASER", c.other, kCbaserModelled) | bits::put(c.valid, 63, 63) |
-         field("GITS_CBASER", "InnerCache", c.inner_cache, 61, 59) |
-         field("GITS_CBASER", "OuterCache", c.outer_cache, 55, 53) | (c.pa & bits::mask(51, 12)) |
-         field("GITS_CBASER", "Shareability", c.shareability, 11, 10) | bits::put(c.size, 7, 0);
+         bits::checked_put("GITS_CBASER", "InnerCache", c.inner_cache, 61, 59) |
+         bits::checked_put("GITS_CBASER", "OuterCache", c.outer_cache, 55, 53) | (c.pa & bits::mask(51, 12)) |
+         bits::checked_put("GITS_CBASER", "Shareability", c.shareability, 11, 10) | bits::put(c.size, 7, 0);
 }
 
 Cbaser decode_cbaser(std::uint64_t v) {

@@ -6,15 +6,6 @@
 #include "gic/bits.h"
 
 namespace ipilab::gic {
-namespace {
-
-std::uint64_t field(std::string_view reg, std::string_view name, std::uint64_t value, unsigned hi, unsigned lo) {
-  if (!bits::fits(value, hi, lo))
-    throw InputError(fmt::format("{}.{}", reg, name), fmt::format("{:#x} does not fit in [{}:{}]", value, hi, lo));
-  return bits::put(value, hi, lo);
-}
-
-}  // namespace
 
 std::uint64_t table_page_bytes(TablePageSize size) {
   switch (size) {
@@ -56,10 +47,10 @@ std::uint64_t encode_gits_baser(const GitsBaser& b) {
                                    table_page_name(b.page_size)));
     addr = b.pa & bits::mask(47, 12);
   }
-  return bits::put(b.valid, 63, 63) | bits::put(b.indirect, 62, 62) | field(reg, "InnerCache", b.inner_cache, 61, 59) |
-         field(reg, "Type", b.type, 58, 56) | field(reg, "OuterCache", b.outer_cache, 55, 53) |
+  return bits::put(b.valid, 63, 63) | bits::put(b.indirect, 62, 62) | bits::checked_put(reg, "InnerCache", b.inner_cache, 61, 59) |
+         bits::checked_put(reg, "Type", b.type, 58, 56) | bits::checked_put(reg, "OuterCache", b.outer_cache, 55, 53) |
          bits::put(std::uint64_t{b.entry_bytes} - 1, 52, 48) | addr |
-         field(reg, "Shareability", b.shareability, 11, 10) |
+         bits::checked_put(reg, "Shareability", b.shareability, 11, 10) |
          bits::put(static_cast<std::uint64_t>(b.page_size), 9, 8) | bits::put(std::uint64_t{b.pages} - 1, 7, 0);
 }
 
@@ -92,9 +83,9 @@ std::uint64_t encode_gicr_vpropbaser41(const GicrVpropbaser41& v) {
   if ((v.pa & 0xFFF) != 0 || v.pa >= (std::uint64_t{1} << 52))
     throw InputError("GICR_VPROPBASER.Physical_Address", fmt::format("{:#x} is not a 4 KiB aligned address below 2^52", v.pa));
   return v.other | bits::put(v.valid, 63, 63) | bits::put(std::uint64_t{v.entry_words} - 1, 61, 59) |
-         field(reg, "OuterCache", v.outer_cache, 58, 56) | bits::put(v.indirect, 55, 55) |
+         bits::checked_put(reg, "OuterCache", v.outer_cache, 58, 56) | bits::put(v.indirect, 55, 55) |
          bits::put(static_cast<std::uint64_t>(v.page_size), 54, 53) | bits::put(v.z, 52, 52) | v.pa |
-         field(reg, "Shareability", v.shareability, 11, 10) | field(reg, "InnerCache", v.inner_cache, 9, 7) |
+         bits::checked_put(reg, "Shareability", v.shareability, 11, 10) | bits::checked_put(reg, "InnerCache", v.inner_cache, 9, 7) |
          bits::put(std::uint64_t{v.pages} - 1, 6, 0);
 }
 

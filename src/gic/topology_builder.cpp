@@ -6,6 +6,30 @@
 
 namespace ipilab::gic {
 
+ItsConfig gicv41_its(bool vmovp, bool pta, std::uint8_t svpet) {
+  ItsConfig its;
+  its.typer.physical = true;
+  its.typer.vlpis = true;
+  its.typer.vmapp = true;
+  its.typer.vsgi = true;
+  its.typer.vmovp = vmovp;
+  its.typer.pta = pta;
+  its.typer.svpet = svpet;
+  return its;
+}
+
+RedistributorConfig gicv41_redistributor(int cpu, std::uint8_t common_lpi_aff) {
+  RedistributorConfig rd;
+  rd.typer.plpis = true;
+  rd.typer.vlpis = true;
+  rd.typer.direct_lpi = true;
+  rd.typer.rvpeid = true;
+  rd.typer.vsgi = true;
+  rd.typer.processor_number = static_cast<std::uint16_t>(cpu);
+  rd.typer.common_lpi_aff = common_lpi_aff;
+  return rd;
+}
+
 GicSystemConfig build_socket_topology(const SocketTopology& t) {
   if (t.sockets < 1 || t.sockets > 256)
     throw InputError("sockets", fmt::format("{} is not in 1..256", t.sockets));
@@ -20,14 +44,7 @@ GicSystemConfig build_socket_topology(const SocketTopology& t) {
 
   GicSystemConfig cfg;
   for (int s = 0; s < t.sockets; ++s) {
-    ItsConfig its;
-    its.typer.physical = true;
-    its.typer.vlpis = true;
-    its.typer.vmapp = true;
-    its.typer.vsgi = true;
-    its.typer.vmovp = t.single_vmovp;
-    its.typer.pta = t.pta;
-    its.typer.svpet = svpet;
+    ItsConfig its = gicv41_its(t.single_vmovp, t.pta, svpet);
     const auto sock = static_cast<std::uint8_t>(s);
     its.mpidr = aff3 ? make_affinity(sock, 0, 0, 0) : make_affinity(0, sock, 0, 0);
     its.socket = s;
@@ -38,14 +55,7 @@ GicSystemConfig build_socket_topology(const SocketTopology& t) {
   for (int s = 0; s < t.sockets; ++s) {
     for (int i = 0; i < t.cpus_per_socket; ++i) {
       const int cpu = s * t.cpus_per_socket + i;
-      RedistributorConfig rd;
-      rd.typer.plpis = true;
-      rd.typer.vlpis = true;
-      rd.typer.direct_lpi = true;
-      rd.typer.rvpeid = true;
-      rd.typer.vsgi = true;
-      rd.typer.processor_number = static_cast<std::uint16_t>(cpu);
-      rd.typer.common_lpi_aff = scope_value;
+      RedistributorConfig rd = gicv41_redistributor(cpu, scope_value);
       const auto sock = static_cast<std::uint8_t>(s);
       const auto aff1 = static_cast<std::uint8_t>(i / 16);
       const auto aff0 = static_cast<std::uint8_t>(i % 16);
@@ -72,16 +82,9 @@ GicSystemConfig build_host_gic(const HostGicLayout& l) {
   GicSystemConfig cfg;
   const auto svpet = static_cast<std::uint8_t>(l.common_lpi_aff == 0 ? 1 : l.common_lpi_aff);
   for (std::size_t i = 0; i < l.its.size(); ++i) {
-    ItsConfig its;
-    its.typer.physical = true;
-    its.typer.vlpis = true;
-    its.typer.vmapp = true;
-    its.typer.vsgi = true;
-    its.typer.vmovp = true;
-    its.typer.pta = false;
     if (l.its[i].svpet && *l.its[i].svpet > 3)
       throw InputError(fmt::format("its[{}].svpet", i), fmt::format("{} does not fit GITS_TYPER.SVPET (0..3)", *l.its[i].svpet));
-    its.typer.svpet = l.its[i].svpet.value_or(svpet);
+    ItsConfig its = gicv41_its(true, false, l.its[i].svpet.value_or(svpet));
     its.mpidr = l.its[i].mpidr & 0xFFFFFF00u;
     its.socket = l.its[i].socket;
     its.vpeid_bits = 16;
@@ -89,14 +92,7 @@ GicSystemConfig build_host_gic(const HostGicLayout& l) {
     cfg.its.push_back(its);
   }
   for (std::size_t c = 0; c < l.cpus.size(); ++c) {
-    RedistributorConfig rd;
-    rd.typer.plpis = true;
-    rd.typer.vlpis = true;
-    rd.typer.direct_lpi = true;
-    rd.typer.rvpeid = true;
-    rd.typer.vsgi = true;
-    rd.typer.processor_number = static_cast<std::uint16_t>(c);
-    rd.typer.common_lpi_aff = static_cast<std::uint8_t>(l.common_lpi_aff);
+    RedistributorConfig rd = gicv41_redistributor(static_cast<int>(c), static_cast<std::uint8_t>(l.common_lpi_aff));
     rd.typer.affinity = l.cpus[c].affinity;
     rd.typer.last = c + 1 == l.cpus.size() || l.cpus[c + 1].socket != l.cpus[c].socket;
     rd.socket = l.cpus[c].socket;

@@ -40,6 +40,13 @@ struct SocketTopology {
 
 /// Builds the configuration. Throws InputError("sockets"/"cpus_per_socket", ...) for counts outside
 /// 1..256 sockets and 1..4096 CPUs per socket.
+/// A GICv4.1 ITS as the builders make it: physical and virtual LPIs, VMAPP and vSGI, with the given
+/// GITS_TYPER.VMOVP, PTA and SVPET.
+ItsConfig gicv41_its(bool vmovp, bool pta, std::uint8_t svpet);
+/// A GICv4.1 redistributor with processor number `cpu`: GICR_TYPER.PLPIS, VLPIS, DirectLPI,
+/// RVPEID and VSGI set, CommonLPIAff as given (affinity, Last, socket and address left to the caller).
+RedistributorConfig gicv41_redistributor(int cpu, std::uint8_t common_lpi_aff);
+
 GicSystemConfig build_socket_topology(const SocketTopology& topology);
 
 }  // namespace ipilab::gic

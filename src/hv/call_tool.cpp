@@ -135,11 +135,8 @@ ordered_json hv_cpuid_json(const PartitionConfig& cfg) {
   return j;
 }
 
-}  // namespace
-
-CallRequest build_request(const CallOptions& o) {
-  CallRequest r;
-  // Partition.
+// The partition: its vCPUs and VP indices, the CPUID the guest sees, the KVM version, the sender.
+void build_partition(const CallOptions& o, CallRequest& r) {
   if (!o.vps.empty()) {
     r.config.vp_index_of_vcpu = o.vps;
   } else {
@@ -183,44 +180,48 @@ CallRequest build_request(const CallOptions& o) {
   }
   if (o.sender >= n) throw InputError("--sender", fmt::format("vCPU {} does not exist ({} vCPUs)", o.sender, n));
   r.sender_vcpu = o.sender;
+}
 
-  // Control word.
+// The hypercall control word (RCX): raw, or composed from --call and its fields.
+std::uint64_t build_control(const CallOptions& o) {
   if (!o.control.empty()) {
-    r.regs.rcx = parse_hex_u64(o.control, "--control");
+    return parse_hex_u64(o.control, "--control");
   } else if (!o.call.empty()) {
     if (o.varhead > 0x3FF) throw InputError("--varhead", fmt::format("{} does not fit in 10 bits (0..1023)", o.varhead));
     if (o.rep_count > 0xFFF) throw InputError("--rep-count", fmt::format("{} does not fit in 12 bits", o.rep_count));
     if (o.rep_start > 0xFFF) throw InputError("--rep-start", fmt::format("{} does not fit in 12 bits", o.rep_start));
-    r.regs.rcx = encode_control({parse_call(o.call), o.fast, static_cast<std::uint16_t>(o.varhead),
-                                 static_cast<std::uint16_t>(o.rep_count), static_cast<std::uint16_t>(o.rep_start), 0});
+    return encode_control({parse_call(o.call), o.fast, static_cast<std::uint16_t>(o.varhead),
+                          static_cast<std::uint16_t>(o.rep_count), static_cast<std::uint16_t>(o.rep_start), 0});
   } else {
     throw InputError("--call", "give the hypercall: --call send-ipi|send-ipi-ex|CODE, or a raw --control word");
   }
-  const bool fast_call = (r.regs.rcx & HV_HYPERCALL_FAST_BIT) != 0;
+}
 
-  // In the --call form the options of the other form are a mistake, not a request: a slow call
-  // reads its input from guest memory (RDX = input GPA, R8 = output GPA; TLFS "Hypercall Inputs"),
-  // a fast one from RDX/R8/XMM. Taking `--rdx fe` as a GPA would read a zero page and report a bad
-  // vector. (--control is the raw form: the registers are taken as given, whatever the fast bit.)
-  if (o.control.empty()) {
-    if (!fast_call) {
-      std::string regs;
-      if (!o.rdx.empty()) regs = "--rdx";
-      if (!o.r8.empty()) regs += regs.empty() ? "--r8" : ", --r8";
-      for (std::size_t i = 0; i < 6; ++i)
-        if (!o.xmm[i].empty()) regs += fmt::format("{}--xmm{}", regs.empty() ? "" : ", ", i);
-      if (!regs.empty())
-        throw InputError(regs, "register input is for a fast call: add --fast (without it this is a slow call, "
-                               "which reads its input from guest memory: --input or --input-qwords at "
-                               "--input-gpa, and RDX is that GPA)");
-    } else if (!o.input.empty() || !o.input_qwords.empty()) {
-      throw InputError(o.input.empty() ? "--input-qwords" : "--input",
-                       "an input page is for a slow (memory) call, but --fast makes this a fast call, which "
-                       "takes its input in RDX/R8 (and XMM): drop --fast, or give the input as --rdx/--r8/--xmmN");
-    }
+// In the --call form the options of the other form are a mistake, not a request: a slow call
+// reads its input from guest memory (RDX = input GPA, R8 = output GPA; TLFS "Hypercall Inputs"),
+// a fast one from RDX/R8/XMM. Taking `--rdx fe` as a GPA would read a zero page and report a bad
+// vector. (--control is the raw form: the registers are taken as given, whatever the fast bit.)
+void check_call_form(const CallOptions& o, bool fast_call) {
+  if (!o.control.empty()) return;
+  if (!fast_call) {
+    std::string regs;
+    if (!o.rdx.empty()) regs = "--rdx";
+    if (!o.r8.empty()) regs += regs.empty() ? "--r8" : ", --r8";
+    for (std::size_t i = 0; i < 6; ++i)
+      if (!o.xmm[i].empty()) regs += fmt::format("{}--xmm{}", regs.empty() ? "" : ", ", i);
+    if (!regs.empty())
+      throw InputError(regs, "register input is for a fast call: add --fast (without it this is a slow call, "
+                             "which reads its input from guest memory: --input or --input-qwords at "
+                             "--input-gpa, and RDX is that GPA)");
+  } else if (!o.input.empty() || !o.input_qwords.empty()) {
+    throw InputError(o.input.empty() ? "--input-qwords" : "--input",
+                     "an input page is for a slow (memory) call, but --fast makes this a fast call, which "
+                     "takes its input in RDX/R8 (and XMM): drop --fast, or give the input as --rdx/--r8/--xmmN");
   }
+}
 
-  // Guest memory and input.
+// Guest memory and the input page written into it.
+void build_memory(const CallOptions& o, CallRequest& r) {
   const std::uint64_t mem_size = parse_hex_u64(o.memory_size, "--memory-size");
   if (mem_size > kMaxMemoryBytes)
     throw InputError("--memory-size", fmt::format("{:#x} bytes is more than the {:#x} this tool models", mem_size,
@@ -241,8 +242,10 @@ CallRequest build_request(const CallOptions& o) {
     throw InputError(o.input.empty() ? "--input-qwords" : "--input",
                      fmt::format("{} bytes at GPA {:#x} do not fit in guest memory [0, {:#x}) (see --memory-size)",
                                  r.input.size(), r.input_gpa, mem_size));
+}
 
-  // Registers.
+// The registers of a fast call (and RDX = the input GPA of a slow one).
+void build_registers(const CallOptions& o, bool fast_call, CallRequest& r) {
   if (!o.rdx.empty())
     r.regs.rdx = parse_hex_u64(o.rdx, "--rdx");
   else if (!fast_call)
@@ -252,6 +255,18 @@ CallRequest build_request(const CallOptions& o) {
     if (!o.xmm[i].empty()) r.regs.xmm[i] = parse_xmm(o.xmm[i], fmt::format("--xmm{}", i));
   r.regs.cpl = o.cpl;
   r.regs.protected_mode = !o.real_mode;
+}
+
+}  // namespace
+
+CallRequest build_request(const CallOptions& o) {
+  CallRequest r;
+  build_partition(o, r);
+  r.regs.rcx = build_control(o);
+  const bool fast_call = (r.regs.rcx & HV_HYPERCALL_FAST_BIT) != 0;
+  check_call_form(o, fast_call);
+  build_memory(o, r);
+  build_registers(o, fast_call, r);
   return r;
 }
 

@@ -324,6 +324,55 @@ IpiDecision xen_send_ipi(const HypercallControl& hc, const HypercallRegs& regs, 
   return d;
 }
 
+// hv_check_hypercall_access: the CPUID bits each modelled call needs (KVM_CAP_HYPERV_ENFORCE_CPUID).
+bool hypercall_access_granted(const PartitionConfig& cfg, std::uint16_t code) {
+  switch (code) {
+    case HVCALL_SEND_IPI_EX:
+      return cfg.ex_processor_masks_recommended && cfg.cluster_ipi_recommended;
+    case HVCALL_SEND_IPI:
+      return cfg.cluster_ipi_recommended;
+    case HVCALL_FLUSH_VIRTUAL_ADDRESS_LIST_EX:
+    case HVCALL_FLUSH_VIRTUAL_ADDRESS_SPACE_EX:
+      return cfg.ex_processor_masks_recommended && cfg.remote_tlb_flush_recommended;
+    case HVCALL_FLUSH_VIRTUAL_ADDRESS_LIST:
+    case HVCALL_FLUSH_VIRTUAL_ADDRESS_SPACE:
+      return cfg.remote_tlb_flush_recommended;
+    default:
+      return true;  // other codes: their CPUID bits are not part of PartitionConfig; granted
+  }
+}
+
+// The vCPUs whose VP index is in the decided set, in vCPU order (KVM) or VP-index order (Xen).
+std::vector<std::uint32_t> select_targets(const PartitionConfig& cfg, const IpiDecision& d, bool xen,
+                                          HostWork& work) {
+  const bool every = d.all || d.set.format == HV_GENERIC_SET_ALL;
+  std::array<std::uint64_t, HV_MAX_SPARSE_VCPU_BANKS> bank_bits{};
+  if (!every) {
+    std::size_t index = 0;
+    for (std::uint32_t bank = 0; bank < HV_MAX_SPARSE_VCPU_BANKS; ++bank) {
+      if (!(d.set.valid_bank_mask & (1ull << bank))) continue;
+      if (index < d.set.bank_contents.size()) bank_bits[bank] = d.set.bank_contents[index];
+      ++index;
+    }
+  }
+  std::vector<std::uint32_t> selected;
+  const std::uint32_t n = static_cast<std::uint32_t>(cfg.vp_index_of_vcpu.size());
+  selected.reserve(n);
+  work.vcpus_scanned += n;
+  for (std::uint32_t v = 0; v < n; ++v) {
+    const std::uint32_t vp = cfg.vp_index_of_vcpu[v];
+    const std::uint32_t bank = vp / HV_VCPUS_PER_SPARSE_BANK;
+    if (every || (bank < HV_MAX_SPARSE_VCPU_BANKS && ((bank_bits[bank] >> (vp % HV_VCPUS_PER_SPARSE_BANK)) & 1)))
+      selected.push_back(v);
+  }
+  if (xen) {  // for_each_vp: VP-index order
+    std::sort(selected.begin(), selected.end(), [&cfg](std::uint32_t a, std::uint32_t b) {
+      return cfg.vp_index_of_vcpu[a] < cfg.vp_index_of_vcpu[b];
+    });
+  }
+  return selected;
+}
+
 }  // namespace
 
 HypercallOutcome Partition::execute(std::uint32_t sender_vcpu, const HypercallRegs& regs,
@@ -355,26 +404,8 @@ HypercallOutcome Partition::execute(std::uint32_t sender_vcpu, const HypercallRe
   if (!xen) {
     // 3. hv_check_hypercall_access (only with KVM_CAP_HYPERV_ENFORCE_CPUID).
     if (config_.enforce_cpuid) {
-      bool granted = true;
-      switch (code) {
-        case HVCALL_SEND_IPI_EX:
-          granted = config_.ex_processor_masks_recommended && config_.cluster_ipi_recommended;
-          break;
-        case HVCALL_SEND_IPI:
-          granted = config_.cluster_ipi_recommended;
-          break;
-        case HVCALL_FLUSH_VIRTUAL_ADDRESS_LIST_EX:
-        case HVCALL_FLUSH_VIRTUAL_ADDRESS_SPACE_EX:
-          granted = config_.ex_processor_masks_recommended && config_.remote_tlb_flush_recommended;
-          break;
-        case HVCALL_FLUSH_VIRTUAL_ADDRESS_LIST:
-        case HVCALL_FLUSH_VIRTUAL_ADDRESS_SPACE:
-          granted = config_.remote_tlb_flush_recommended;
-          break;
-        default:
-          break;  // other codes: their CPUID bits are not part of PartitionConfig; granted
-      }
-      if (!granted) return finish(HvStatus::HV_STATUS_ACCESS_DENIED, why::kAccessDenied);
+      if (!hypercall_access_granted(config_, code))
+        return finish(HvStatus::HV_STATUS_ACCESS_DENIED, why::kAccessDenied);
     }
     // 4. RsvdZ control bits (413af6601f76).
     if (behaviour_.reserved_control_bits_rejected && hc.reserved != 0)
@@ -419,31 +450,7 @@ HypercallOutcome Partition::execute(std::uint32_t sender_vcpu, const HypercallRe
   // 7e. kvm_hv_send_ipi_to_many: every vCPU, sender included, in vCPU order.
   // The set expanded once to one word per bank (what vpset_contains(d.set, vp) answers for every vp:
   // bank beyond the compact array or not valid -> 0), then tested per vCPU.
-  const bool every = d.all || d.set.format == HV_GENERIC_SET_ALL;
-  std::array<std::uint64_t, HV_MAX_SPARSE_VCPU_BANKS> bank_bits{};
-  if (!every) {
-    std::size_t index = 0;
-    for (std::uint32_t bank = 0; bank < HV_MAX_SPARSE_VCPU_BANKS; ++bank) {
-      if (!(d.set.valid_bank_mask & (1ull << bank))) continue;
-      if (index < d.set.bank_contents.size()) bank_bits[bank] = d.set.bank_contents[index];
-      ++index;
-    }
-  }
-  std::vector<std::uint32_t> selected;
-  const std::uint32_t n = vcpu_count();
-  selected.reserve(n);
-  out.work.vcpus_scanned += n;
-  for (std::uint32_t v = 0; v < n; ++v) {
-    const std::uint32_t vp = config_.vp_index_of_vcpu[v];
-    const std::uint32_t bank = vp / HV_VCPUS_PER_SPARSE_BANK;
-    if (every || (bank < HV_MAX_SPARSE_VCPU_BANKS && ((bank_bits[bank] >> (vp % HV_VCPUS_PER_SPARSE_BANK)) & 1)))
-      selected.push_back(v);
-  }
-  if (xen) {  // for_each_vp: VP-index order
-    std::sort(selected.begin(), selected.end(), [this](std::uint32_t a, std::uint32_t b) {
-      return config_.vp_index_of_vcpu[a] < config_.vp_index_of_vcpu[b];
-    });
-  }
+  const std::vector<std::uint32_t> selected = select_targets(config_, d, xen, out.work);
   out.delivered.reserve(selected.size());
   for (const std::uint32_t v : selected) {
     ++out.work.apic_set_irq_calls;

@@ -26,17 +26,8 @@ std::vector<unsigned> sorted_unique(std::vector<unsigned> v) {
   return v;
 }
 
-}  // namespace
-
-SendCaseRun run_send_case(const SendCase& c) {
-  SendCaseRun run;
-  // ---- the guest ----
-  if (c.nr_cpus == 0 || c.nr_cpus > kMaxNrCpus)
-    throw InputError("nr_cpus", fmt::format("NR_CPUS must be 1..{}, got {}", kMaxNrCpus, c.nr_cpus));
-  const auto n = static_cast<unsigned>(c.cpu_vp.size());
-  if (n == 0) throw InputError("cpu_vp", "give one VP index per CPU");
-  if (n > c.nr_cpus)
-    throw InputError("cpu_vp", fmt::format("{} CPUs, but NR_CPUS is {} (nr_cpu_ids <= NR_CPUS)", n, c.nr_cpus));
+// The VP indices Linux could hold (an int each) and hv_max_vp_index above them all.
+void check_vp_indices(const SendCase& c, unsigned n) {
   std::uint32_t max_vp = 0;
   bool any_vp = false;
   for (unsigned cpu = 0; cpu < n; ++cpu) {
@@ -54,8 +45,10 @@ SendCaseRun run_send_case(const SendCase& c) {
     throw InputError("max_vp_index", fmt::format("{} is below CPU VP index {}: hv_common_cpu_init raises "
                                                  "hv_max_vp_index to every VP index it reads",
                                                  *c.max_vp_index, max_vp));
+}
 
-  GuestConfig& g = run.guest;
+// The guest's configuration: CPU masks, VP indices, the CPUID it sees.
+void build_guest(const SendCase& c, unsigned n, GuestConfig& g) {
   g.nr_cpus = c.nr_cpus;
   g.cpumask_offstack = c.nr_cpus > 512;  // x86_64 Kconfig: NR_CPUS > 512 needs CPUMASK_OFFSTACK
   g.bits_rule = c.linux_version == LinuxVersion::kMainline ? CpumaskBitsRule::kSmallLarge : CpumaskBitsRule::kNrCpumaskBits;
@@ -91,12 +84,13 @@ SendCaseRun run_send_case(const SendCase& c) {
   g.ex_processor_masks_recommended = c.ex_processor_masks;
   g.hypercall_page = c.hypercall_page;
   g.validate();
-  run.policy = linux_version_info(c.linux_version).policy;
+}
 
+// The send the case asks for, from an online CPU.
+SendRequest send_request(const SendCase& c, unsigned n, const GuestConfig& g) {
   if (c.self >= n) throw InputError("self", fmt::format("CPU {} does not exist (nr_cpu_ids {})", c.self, n));
   if (!std::binary_search(g.online.begin(), g.online.end(), c.self))
     throw InputError("self", fmt::format("CPU {} is not online: only an online CPU runs the send", c.self));
-
   SendRequest req;
   req.hook = c.hook;
   req.sender_cpu = c.self;
@@ -110,8 +104,11 @@ SendCaseRun run_send_case(const SendCase& c) {
     check_cpus(c.mask, n, "mask");
     req.mask = Cpumask::of(c.nr_cpus, c.mask);
   }
+  return req;
+}
 
-  // ---- the host ----
+// The guest's send on the modelled KVM host; without a vCPU for the sender, on no host.
+void run_on_modelled_host(const SendCase& c, const GuestConfig& g, const SendRequest& req, SendCaseRun& run) {
   run.host_map = guest_host_for(g, c.kvm_version);
   run.host_map.config.lapic_in_kernel = c.lapic_in_kernel;
   std::optional<Partition> partition;
@@ -143,8 +140,10 @@ SendCaseRun run_send_case(const SendCase& c) {
                                       c.self);
     }
   }
+}
 
-  // ---- notes ----
+// What the reader must know to read the run right.
+void add_notes(const SendCase& c, SendCaseRun& run) {
   if (!c.lapic_in_kernel && c.cluster_ipi)
     run.notes.push_back("no in-kernel LAPIC: KVM's per-vCPU Hyper-V CPUID (KVM_GET_SUPPORTED_HV_CPUID) leaves "
                         "HV_X64_CLUSTER_IPI_RECOMMENDED out, so the guest installs no hooks and uses the APIC");
@@ -169,6 +168,24 @@ SendCaseRun run_send_case(const SendCase& c) {
                                        : "its deliveries do not count: KVM delivers only on its SUCCESS path, so a "
                                          "failing status stands for a call that delivered nothing"));
   }
+}
+
+}  // namespace
+
+SendCaseRun run_send_case(const SendCase& c) {
+  SendCaseRun run;
+  if (c.nr_cpus == 0 || c.nr_cpus > kMaxNrCpus)
+    throw InputError("nr_cpus", fmt::format("NR_CPUS must be 1..{}, got {}", kMaxNrCpus, c.nr_cpus));
+  const auto n = static_cast<unsigned>(c.cpu_vp.size());
+  if (n == 0) throw InputError("cpu_vp", "give one VP index per CPU");
+  if (n > c.nr_cpus)
+    throw InputError("cpu_vp", fmt::format("{} CPUs, but NR_CPUS is {} (nr_cpu_ids <= NR_CPUS)", n, c.nr_cpus));
+  check_vp_indices(c, n);
+  build_guest(c, n, run.guest);
+  run.policy = linux_version_info(c.linux_version).policy;
+  const SendRequest req = send_request(c, n, run.guest);
+  run_on_modelled_host(c, run.guest, req, run);
+  add_notes(c, run);
   return run;
 }
 

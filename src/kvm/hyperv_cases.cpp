@@ -154,6 +154,115 @@ void emit_hv_guest_os_id_and_page(GuestProgram& g) {
   g.wrmsr();
 }
 
+// The interrupt handler of every vCPU: count the interrupt in the vCPU's line, EOI.
+void emit_counting_handler(GuestProgram& g, Xbyak::Label& handler) {
+  g.push(rax); g.push(rcx); g.push(rdx);
+  g.eoi();
+  g.vcpu_index_from_rsp(rcx);
+  g.shl(rcx, 6);
+  g.mov(rax, kSharedGpa);
+  g.inc(qword[rax + rcx + kOff(offsetof(SharedArea, irqs))]);
+  g.pop(rdx); g.pop(rcx); g.pop(rax);
+  g.iretq();
+  for (unsigned vec : {unsigned{kVec}, 0x10u, 0xFFu}) g.set_vector(vec, handler);
+}
+
+// A receiver: publish its VP index (HV_X64_MSR_VP_INDEX), then halt with interrupts on until `stop`.
+void emit_receiver(GuestProgram& g) {
+  g.init_cpu();
+  g.mov(rbx, rdi);
+  g.shl(rbx, 6);
+  emit_hv_guest_os_id_and_page(g);
+  g.mov(ecx, kHvMsrVpIndex);
+  g.rdmsr();
+  g.shl(rdx, 32);
+  g.or_(rax, rdx);
+  g.mov(qword[r15 + rbx + kOff(offsetof(SharedArea, vp_index))], rax);
+  g.mov(qword[r15 + rbx + kOff(offsetof(SharedArea, ready))], 1);
+  {
+    Xbyak::Label loop, out;
+    g.L(loop);
+    g.cli();
+    g.cmp(qword[r15 + kOff(offsetof(SharedArea, stop))], 0);
+    g.jne(out);
+    g.sti();
+    g.hlt();
+    g.jmp(loop);
+    g.L(out);
+  }
+}
+
+// One case on the sender: the input page, the registers, the call, the status check, then the wait
+// for the expected deliveries (bounded) and a little longer for extra ones.
+void emit_case(GuestProgram& g, const Case& c, std::size_t i, std::uint64_t cum1, std::uint64_t cum2) {
+  g.mov(rdi, kHcallGpa);
+  g.xor_(eax, eax);
+  g.mov(ecx, 512);
+  g.rep();
+  g.stosq();
+  for (std::size_t q = 0; q < c.input.size(); ++q) {
+    g.mov(rax, c.input[q]);
+    g.mov(rdi, kHcallGpa + 8 * q);
+    g.mov(qword[rdi], rax);
+  }
+  if (c.load_xmm) emit_load_xmm(g, c.xmm);
+  g.mov(rcx, c.rcx);
+  g.mov(rdx, c.rdx);
+  g.mov(r8, c.r8);
+  g.mov(rax, kHypercallPageGpa);
+  g.call(rax);
+  g.movzx(eax, ax);
+  g.mov(qword[r15 + kOff(offsetof(SharedArea, status) + i * sizeof(Line))], rax);
+  g.check_eq(rax, c.expected_status, 100 + i);
+  // Wait for the expected counts (bounded), then a little longer for extra deliveries.
+  Xbyak::Label wait, settled, settle;
+  g.rdtsc_ordered();
+  g.mov(r12, rax);
+  g.L(wait);
+  g.mov(r11, cum1);
+  g.cmp(qword[r15 + kOff(offsetof(SharedArea, irqs) + 1 * sizeof(Line))], r11);
+  Xbyak::Label not_yet;
+  g.jne(not_yet);
+  g.mov(r11, cum2);
+  g.cmp(qword[r15 + kOff(offsetof(SharedArea, irqs) + 2 * sizeof(Line))], r11);
+  g.je(settled);
+  g.L(not_yet);
+  g.rdtsc_ordered();
+  g.sub(rax, r12);
+  g.cmp(rax, qword[r15 + kOff(offsetof(SharedArea, param) + 16)]);
+  g.jb(wait);
+  g.L(settled);
+  g.rdtsc_ordered();
+  g.mov(r12, rax);
+  g.L(settle);
+  g.rdtsc_ordered();
+  g.sub(rax, r12);
+  g.cmp(rax, qword[r15 + kOff(offsetof(SharedArea, param) + 24)]);
+  g.jb(settle);
+  g.mov(rdi, i);
+  g.ucall(UcallCmd::Sync);
+}
+
+// Wake both receivers so they see `stop` (a valid call, not counted by the host checks).
+void emit_wake_receivers(GuestProgram& g) {
+  g.mov(rcx, ctl(hv::HVCALL_SEND_IPI, true));
+  g.mov(rdx, kVec);
+  g.mov(r8, (1ull << 2));
+  g.mov(rax, kHypercallPageGpa);
+  g.call(rax);
+  g.mov(rcx, ctl(hv::HVCALL_SEND_IPI_EX, false, 2));
+  g.mov(rdi, kHcallGpa);
+  g.mov(qword[rdi], kVec);
+  g.mov(qword[rdi + 8], 0);
+  g.mov(qword[rdi + 16], 0x3);
+  g.mov(qword[rdi + 24], 1 << 2);
+  g.mov(qword[rdi + 32], 1 << 1);
+  g.mov(rdx, kHcallGpa);
+  g.mov(r8, kHcallGpa + 4096);
+  g.mov(rax, kHypercallPageGpa);
+  g.call(rax);
+}
+
 }  // namespace
 
 std::vector<HvCaseResult> run_hyperv_ipi_cases() {
@@ -180,38 +289,9 @@ std::vector<HvCaseResult> run_hyperv_ipi_cases() {
   GuestProgram g(3);
   Xbyak::Label handler, sender, receiver;
   g.L(handler);  // count per vCPU, EOI
-  g.push(rax); g.push(rcx); g.push(rdx);
-  g.eoi();
-  g.vcpu_index_from_rsp(rcx);
-  g.shl(rcx, 6);
-  g.mov(rax, kSharedGpa);
-  g.inc(qword[rax + rcx + kOff(offsetof(SharedArea, irqs))]);
-  g.pop(rdx); g.pop(rcx); g.pop(rax);
-  g.iretq();
-  for (unsigned vec : {unsigned{kVec}, 0x10u, 0xFFu}) g.set_vector(vec, handler);
-
+  emit_counting_handler(g, handler);
   g.L(receiver);
-  g.init_cpu();
-  g.mov(rbx, rdi);
-  g.shl(rbx, 6);
-  emit_hv_guest_os_id_and_page(g);
-  g.mov(ecx, kHvMsrVpIndex);
-  g.rdmsr();
-  g.shl(rdx, 32);
-  g.or_(rax, rdx);
-  g.mov(qword[r15 + rbx + kOff(offsetof(SharedArea, vp_index))], rax);
-  g.mov(qword[r15 + rbx + kOff(offsetof(SharedArea, ready))], 1);
-  {
-    Xbyak::Label loop, out;
-    g.L(loop);
-    g.cli();
-    g.cmp(qword[r15 + kOff(offsetof(SharedArea, stop))], 0);
-    g.jne(out);
-    g.sti();
-    g.hlt();
-    g.jmp(loop);
-    g.L(out);
-  }
+  emit_receiver(g);
   g.done();
 
   g.L(sender);
@@ -231,72 +311,10 @@ std::vector<HvCaseResult> run_hyperv_ipi_cases() {
     cum1 += c.d1;
     cum2 += c.d2;
     results.push_back({c.name, c.expected_status, 0, cum1, cum2, 0, 0});
-    // Input QWORDs: written through rdi = kHcallGpa.
-    g.mov(rdi, kHcallGpa);
-    g.xor_(eax, eax);
-    g.mov(ecx, 512);
-    g.rep();
-    g.stosq();
-    for (std::size_t q = 0; q < c.input.size(); ++q) {
-      g.mov(rax, c.input[q]);
-      g.mov(rdi, kHcallGpa + 8 * q);
-      g.mov(qword[rdi], rax);
-    }
-    if (c.load_xmm) emit_load_xmm(g, c.xmm);
-    g.mov(rcx, c.rcx);
-    g.mov(rdx, c.rdx);
-    g.mov(r8, c.r8);
-    g.mov(rax, kHypercallPageGpa);
-    g.call(rax);
-    g.movzx(eax, ax);
-    g.mov(qword[r15 + kOff(offsetof(SharedArea, status) + i * sizeof(Line))], rax);
-    g.check_eq(rax, c.expected_status, 100 + i);
-    // Wait for the expected counts (bounded), then a little longer for extra deliveries.
-    Xbyak::Label wait, settled, settle;
-    g.rdtsc_ordered();
-    g.mov(r12, rax);
-    g.L(wait);
-    g.mov(r11, cum1);
-    g.cmp(qword[r15 + kOff(offsetof(SharedArea, irqs) + 1 * sizeof(Line))], r11);
-    Xbyak::Label not_yet;
-    g.jne(not_yet);
-    g.mov(r11, cum2);
-    g.cmp(qword[r15 + kOff(offsetof(SharedArea, irqs) + 2 * sizeof(Line))], r11);
-    g.je(settled);
-    g.L(not_yet);
-    g.rdtsc_ordered();
-    g.sub(rax, r12);
-    g.cmp(rax, qword[r15 + kOff(offsetof(SharedArea, param) + 16)]);
-    g.jb(wait);
-    g.L(settled);
-    g.rdtsc_ordered();
-    g.mov(r12, rax);
-    g.L(settle);
-    g.rdtsc_ordered();
-    g.sub(rax, r12);
-    g.cmp(rax, qword[r15 + kOff(offsetof(SharedArea, param) + 24)]);
-    g.jb(settle);
-    g.mov(rdi, i);
-    g.ucall(UcallCmd::Sync);
+    emit_case(g, c, i, cum1, cum2);
   }
   g.mov(qword[r15 + kOff(offsetof(SharedArea, stop))], 1);
-  // Wake both receivers so they see `stop` (a valid call, not counted by the host checks).
-  g.mov(rcx, ctl(hv::HVCALL_SEND_IPI, true));
-  g.mov(rdx, kVec);
-  g.mov(r8, (1ull << 2));
-  g.mov(rax, kHypercallPageGpa);
-  g.call(rax);
-  g.mov(rcx, ctl(hv::HVCALL_SEND_IPI_EX, false, 2));
-  g.mov(rdi, kHcallGpa);
-  g.mov(qword[rdi], kVec);
-  g.mov(qword[rdi + 8], 0);
-  g.mov(qword[rdi + 16], 0x3);
-  g.mov(qword[rdi + 24], 1 << 2);
-  g.mov(qword[rdi + 32], 1 << 1);
-  g.mov(rdx, kHcallGpa);
-  g.mov(r8, kHcallGpa + 4096);
-  g.mov(rax, kHypercallPageGpa);
-  g.call(rax);
+  emit_wake_receivers(g);
   g.done();
 
   g.set_entry(0, sender);

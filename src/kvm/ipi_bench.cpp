@@ -245,9 +245,8 @@ class Conductor {
   std::uint64_t irqs_at_start_ = 0, csd_at_start_ = 0;
 };
 
-}  // namespace
-
-RoundsResult run_bench_rounds(const RoundsConfig& c) {
+// The cases of a run, counter-read first, each once; the settings checked.
+RoundsResult plan_cases(const RoundsConfig& c) {
   if (c.rounds == 0) throw std::invalid_argument("at least one round");
   if (c.samples_per_round == 0 || c.pilot_samples == 0) throw std::invalid_argument("at least one sample per round");
   if (c.samples_per_round > kMaxChunkRecords || c.pilot_samples > kMaxChunkRecords)
@@ -270,7 +269,32 @@ RoundsResult run_bench_rounds(const RoundsConfig& c) {
   }
   if (res.cases.size() > kMaxBenchCases)
     throw std::invalid_argument(fmt::format("at most {} cases in one run", kMaxBenchCases));
+  return res;
+}
 
+// Two vCPUs on the given host CPUs, with the Hyper-V signature for Hyper-V cases, and a timeout that
+// bounds the whole run.
+VmConfig bench_vm_config(const RoundsConfig& c, bool hv, std::size_t cases_run) {
+  VmConfig vc;
+  vc.vcpus = 2;
+  vc.host_pus = c.host_pus;
+  if (hv) {
+    vc.signature = HypervisorSignature::HyperV;
+    vc.user_msrs = HypervVmm::trapped_msrs();
+  }
+  // The whole run: every case's budget, plus the pilot, plus a margin for slow exits.
+  const double budget_total = c.budget_seconds_per_case * static_cast<double>(cases_run) *
+                              (1.0 + 1.0 / static_cast<double>(c.rounds));
+  // Without a budget nothing bounds a round but its sample count: allow ten minutes.
+  const double bound_s = c.budget_seconds_per_case > 0 ? std::max(60.0, 3 * budget_total + 60) : 600.0;
+  vc.timeout = c.timeout.count() > 0 ? c.timeout : std::chrono::milliseconds(static_cast<long long>(bound_s * 1000));
+  return vc;
+}
+
+}  // namespace
+
+RoundsResult run_bench_rounds(const RoundsConfig& c) {
+  RoundsResult res = plan_cases(c);
   check_kvm_available(false);
   bool need_pv = false, hv = false;
   for (const CaseResult& r : res.cases) {
@@ -292,19 +316,7 @@ RoundsResult run_bench_rounds(const RoundsConfig& c) {
     guest_cases.push_back(r.bench);
   }
 
-  VmConfig vc;
-  vc.vcpus = 2;
-  vc.host_pus = c.host_pus;
-  if (hv) {
-    vc.signature = HypervisorSignature::HyperV;
-    vc.user_msrs = HypervVmm::trapped_msrs();
-  }
-  // The whole run: every case's budget, plus the pilot, plus a margin for slow exits.
-  const double budget_total = c.budget_seconds_per_case * static_cast<double>(run.size()) *
-                              (1.0 + 1.0 / static_cast<double>(c.rounds));
-  // Without a budget nothing bounds a round but its sample count: allow ten minutes.
-  const double bound_s = c.budget_seconds_per_case > 0 ? std::max(60.0, 3 * budget_total + 60) : 600.0;
-  vc.timeout = c.timeout.count() > 0 ? c.timeout : std::chrono::milliseconds(static_cast<long long>(bound_s * 1000));
+  const VmConfig vc = bench_vm_config(c, hv, run.size());
   Vm vm(vc);
   std::unique_ptr<HypervVmm> hvm;
   if (hv) {

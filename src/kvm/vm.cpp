@@ -186,6 +186,42 @@ std::vector<kvm_cpuid_entry2> guest_cpuid(int kvm_fd, const VmConfig& cfg, unsig
   return out;
 }
 
+// What the vCPU threads of one Vm::run share: the first failure, the stop flag, how many finished.
+struct RunFailure {
+  unsigned vcpu;
+  std::string reason;
+  std::uint64_t rip;
+  std::string detail;
+};
+struct RunControl {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<RunFailure> failure;
+  std::atomic<bool> stop{false};
+  unsigned done_count = 0;
+
+  void fail(unsigned vcpu, std::string reason, std::uint64_t rip, std::string detail) {
+    std::lock_guard lk(mu);
+    if (!failure) failure = RunFailure{vcpu, std::move(reason), rip, std::move(detail)};
+    stop = true;
+    cv.notify_all();
+  }
+  void finished() {
+    std::lock_guard lk(mu);
+    ++done_count;
+    cv.notify_all();
+  }
+};
+
+// Binds the calling thread to host PU `pu` (hwloc logical index).
+void bind_thread_to_pu(unsigned pu) {
+  hwloc_topology_t topo;
+  hwloc_topology_init(&topo);
+  hwloc_topology_load(topo);
+  if (hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, pu)) hwloc_set_cpubind(topo, obj->cpuset, HWLOC_CPUBIND_THREAD);
+  hwloc_topology_destroy(topo);
+}
+
 }  // namespace
 
 GuestError::GuestError(unsigned vcpu, std::string exit_reason, std::uint64_t rip, const std::string& detail)
@@ -210,6 +246,13 @@ struct Vm::Vcpu final : VcpuContext {
   ExitCounts exits;
   std::atomic<bool> done{false};
   std::atomic<bool> in_thread{false};
+
+  /// The vCPU thread: KVM_RUN until Done, a failure or the stop flag.
+  void run_loop(RunControl& rc);
+  /// Handles the exit in `run`; false when the thread ends (Done, or a failure recorded in rc).
+  bool handle_exit(RunControl& rc);
+  /// Segments, control registers and EFER of 64-bit mode, XCR0, and runnable (no wait-for-SIPI).
+  void enter_long_mode();
 
   unsigned index() const override { return idx; }
   unsigned apic_id() const override { return id; }
@@ -252,6 +295,102 @@ struct Vm::Vcpu final : VcpuContext {
   }
 };
 
+namespace {
+
+// The host PU (hwloc logical index) of each vCPU: the configured ones in turn, or vCPU i on PU i mod
+// the host's PU count.
+std::vector<unsigned> host_pus_for(const VmConfig& config) {
+  std::vector<unsigned> pus;
+  hwloc_topology_t topo;
+  hwloc_topology_init(&topo);
+  hwloc_topology_load(topo);
+  const int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+  hwloc_topology_destroy(topo);
+  for (unsigned i = 0; i < config.vcpus; ++i)
+    pus.push_back(config.host_pus.empty() ? i % static_cast<unsigned>(n > 0 ? n : 1)
+                                          : config.host_pus[i % config.host_pus.size()]);
+  return pus;
+}
+
+// KVM_CAP_X86_USER_SPACE_MSR with a filter: the listed MSR ranges exit to user space.
+void set_user_msr_filter(int vmfd, const VmConfig& config) {
+  kvm_enable_cap cap{};
+  cap.cap = KVM_CAP_X86_USER_SPACE_MSR;
+  cap.args[0] = KVM_MSR_EXIT_REASON_FILTER;
+  xioctl(vmfd, KVM_ENABLE_CAP, &cap, "KVM_ENABLE_CAP(X86_USER_SPACE_MSR)");
+  kvm_msr_filter filter{};
+  filter.flags = KVM_MSR_FILTER_DEFAULT_ALLOW;
+  static std::uint8_t deny_bitmap[64] = {};  // 0 bits = deny = exit to user space (up to 512 MSRs)
+  if (config.user_msrs.size() > KVM_MSR_FILTER_MAX_RANGES) throw std::invalid_argument("too many MSR ranges");
+  for (std::size_t i = 0; i < config.user_msrs.size(); ++i) {
+    auto [first, last] = config.user_msrs[i];
+    if (last < first || last - first >= 512) throw std::invalid_argument("bad MSR range");
+    filter.ranges[i].flags = KVM_MSR_FILTER_READ | KVM_MSR_FILTER_WRITE;
+    filter.ranges[i].base = first;
+    filter.ranges[i].nmsrs = last - first + 1;
+    filter.ranges[i].bitmap = deny_bitmap;
+  }
+  xioctl(vmfd, KVM_X86_SET_MSR_FILTER, &filter, "KVM_X86_SET_MSR_FILTER");
+}
+
+// Long-mode boot tables in guest memory: page tables (identity map of the first 1 GiB with 2 MiB
+// pages) and the GDT.
+void write_boot_tables(Vm& vm) {
+  auto* pml4 = reinterpret_cast<std::uint64_t*>(vm.memory(kPml4Gpa, 4096));
+  auto* pdpt = reinterpret_cast<std::uint64_t*>(vm.memory(kPdptGpa, 4096));
+  auto* pd = reinterpret_cast<std::uint64_t*>(vm.memory(kPdGpa, 4096));
+  constexpr std::uint64_t P = 1, RW = 2, PS = 0x80;
+  pml4[0] = kPdptGpa | P | RW;
+  pdpt[0] = kPdGpa | P | RW;
+  for (std::uint64_t i = 0; i < 512; ++i) pd[i] = (i << 21) | P | RW | PS;
+
+  // GDT: null, 64-bit code (0x08), data (0x10), 64-bit busy TSS (0x18, 16 bytes).
+  auto* gdt = reinterpret_cast<std::uint64_t*>(vm.memory(kGdtGpa, 64));
+  gdt[0] = 0;
+  gdt[1] = 0x00AF9B000000FFFFull;
+  gdt[2] = 0x00CF93000000FFFFull;
+  gdt[3] = 0x0000000000000067ull | ((kTssGpa & 0xFFFFFFull) << 16) | (0x8Bull << 40) |
+           (((kTssGpa >> 24) & 0xFFull) << 56);
+  gdt[4] = kTssGpa >> 32;
+}
+
+}  // namespace
+
+void Vm::Vcpu::enter_long_mode() {
+  const int fd = this->fd.get();
+  kvm_sregs s{};
+  xioctl(fd, KVM_GET_SREGS, &s, "KVM_GET_SREGS");
+  kvm_segment code{};
+  code.base = 0; code.limit = 0xFFFFFFFF; code.selector = 0x08; code.type = 0xB; code.present = 1;
+  code.dpl = 0; code.db = 0; code.s = 1; code.l = 1; code.g = 1;
+  kvm_segment data = code;
+  data.selector = 0x10; data.type = 0x3; data.l = 0; data.db = 1;
+  s.cs = code;
+  s.ds = s.es = s.fs = s.gs = s.ss = data;
+  s.tr = kvm_segment{};
+  s.tr.base = kTssGpa; s.tr.limit = 0x67; s.tr.selector = 0x18; s.tr.type = 0xB; s.tr.present = 1;
+  s.ldt = kvm_segment{};
+  s.ldt.type = 0x2; s.ldt.present = 1; s.ldt.unusable = 1;
+  s.gdt.base = kGdtGpa; s.gdt.limit = 5 * 8 - 1;
+  s.idt.base = kIdtGpa; s.idt.limit = 256 * 16 - 1;
+  s.cr0 = 0x80050033;  // PG | AM | WP | NE | ET | MP | PE
+  s.cr3 = kPml4Gpa;
+  s.cr4 = 0x20 | 0x200 | 0x400 | 0x40000;  // PAE | OSFXSR | OSXMMEXCPT | OSXSAVE
+  s.efer = 0x500;                // LME | LMA
+  xioctl(fd, KVM_SET_SREGS, &s, "KVM_SET_SREGS");
+  // XCR0 = x87 | SSE: XMM registers usable (the Hyper-V XMM fast hypercalls load XMM0..5). Without
+  // it the PVM backend fails SSE instructions with an emulation error.
+  kvm_xcrs xcrs{};
+  xcrs.nr_xcrs = 1;
+  xcrs.xcrs[0].xcr = 0;
+  xcrs.xcrs[0].value = 0x3;
+  xioctl(fd, KVM_SET_XCRS, &xcrs, "KVM_SET_XCRS");
+  // With the in-kernel irqchip, application processors start in wait-for-SIPI; we boot them directly.
+  kvm_mp_state mp{};
+  mp.mp_state = KVM_MP_STATE_RUNNABLE;
+  xioctl(fd, KVM_SET_MP_STATE, &mp, "KVM_SET_MP_STATE");
+}
+
 Vm::Vm(VmConfig config) : config_(std::move(config)) {
   if (config_.vcpus == 0 || config_.vcpus > kMaxVcpus)
     throw InputError("--vcpus", fmt::format("must be 1..{}", kMaxVcpus));
@@ -262,44 +401,14 @@ Vm::Vm(VmConfig config) : config_(std::move(config)) {
   check_caps(kvm_.get(), !config_.user_msrs.empty());
   install_kick_handler();
 
-  // Host PUs for pinning.
-  {
-    hwloc_topology_t topo;
-    hwloc_topology_init(&topo);
-    hwloc_topology_load(topo);
-    const int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-    hwloc_topology_destroy(topo);
-    for (unsigned i = 0; i < config_.vcpus; ++i)
-      pus_.push_back(config_.host_pus.empty() ? i % static_cast<unsigned>(n > 0 ? n : 1)
-                                              : config_.host_pus[i % config_.host_pus.size()]);
-  }
-
+  pus_ = host_pus_for(config_);
   const int vmfd = ::ioctl(kvm_.get(), KVM_CREATE_VM, 0);
   if (vmfd < 0) throw UnavailableError("KVM_CREATE_VM failed: " + errno_text(errno));
   vm_ = Fd(vmfd);
   xioctl(vm_.get(), KVM_SET_TSS_ADDR, 0xFFFBD000ul, "KVM_SET_TSS_ADDR");
   xioctl(vm_.get(), KVM_CREATE_IRQCHIP, 0ul, "KVM_CREATE_IRQCHIP");
 
-  if (!config_.user_msrs.empty()) {
-    kvm_enable_cap cap{};
-    cap.cap = KVM_CAP_X86_USER_SPACE_MSR;
-    cap.args[0] = KVM_MSR_EXIT_REASON_FILTER;
-    xioctl(vm_.get(), KVM_ENABLE_CAP, &cap, "KVM_ENABLE_CAP(X86_USER_SPACE_MSR)");
-    kvm_msr_filter filter{};
-    filter.flags = KVM_MSR_FILTER_DEFAULT_ALLOW;
-    static std::uint8_t deny_bitmap[64] = {};  // 0 bits = deny = exit to user space (up to 512 MSRs)
-    if (config_.user_msrs.size() > KVM_MSR_FILTER_MAX_RANGES) throw std::invalid_argument("too many MSR ranges");
-    for (std::size_t i = 0; i < config_.user_msrs.size(); ++i) {
-      auto [first, last] = config_.user_msrs[i];
-      if (last < first || last - first >= 512) throw std::invalid_argument("bad MSR range");
-      filter.ranges[i].flags = KVM_MSR_FILTER_READ | KVM_MSR_FILTER_WRITE;
-      filter.ranges[i].base = first;
-      filter.ranges[i].nmsrs = last - first + 1;
-      filter.ranges[i].bitmap = deny_bitmap;
-    }
-    xioctl(vm_.get(), KVM_X86_SET_MSR_FILTER, &filter, "KVM_X86_SET_MSR_FILTER");
-  }
-
+  if (!config_.user_msrs.empty()) set_user_msr_filter(vm_.get(), config_);
   // Memory: one anonymous mapping, one memslot at GPA 0.
   void* mem = ::mmap(nullptr, kGuestMemBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                      -1, 0);
@@ -313,24 +422,7 @@ Vm::Vm(VmConfig config) : config_(std::move(config)) {
   region.userspace_addr = reinterpret_cast<std::uint64_t>(mem);
   xioctl(vm_.get(), KVM_SET_USER_MEMORY_REGION, &region, "KVM_SET_USER_MEMORY_REGION");
 
-  // Page tables: identity map of the first 1 GiB with 2 MiB pages.
-  auto* pml4 = reinterpret_cast<std::uint64_t*>(memory(kPml4Gpa, 4096));
-  auto* pdpt = reinterpret_cast<std::uint64_t*>(memory(kPdptGpa, 4096));
-  auto* pd = reinterpret_cast<std::uint64_t*>(memory(kPdGpa, 4096));
-  constexpr std::uint64_t P = 1, RW = 2, PS = 0x80;
-  pml4[0] = kPdptGpa | P | RW;
-  pdpt[0] = kPdGpa | P | RW;
-  for (std::uint64_t i = 0; i < 512; ++i) pd[i] = (i << 21) | P | RW | PS;
-
-  // GDT: null, 64-bit code (0x08), data (0x10), 64-bit busy TSS (0x18, 16 bytes).
-  auto* gdt = reinterpret_cast<std::uint64_t*>(memory(kGdtGpa, 64));
-  gdt[0] = 0;
-  gdt[1] = 0x00AF9B000000FFFFull;
-  gdt[2] = 0x00CF93000000FFFFull;
-  gdt[3] = 0x0000000000000067ull | ((kTssGpa & 0xFFFFFFull) << 16) | (0x8Bull << 40) |
-           (((kTssGpa >> 24) & 0xFFull) << 56);
-  gdt[4] = kTssGpa >> 32;
-
+  write_boot_tables(*this);
   const int mmap_size = xioctl(kvm_.get(), KVM_GET_VCPU_MMAP_SIZE, 0ul, "KVM_GET_VCPU_MMAP_SIZE");
   for (unsigned i = 0; i < config_.vcpus; ++i) {
     auto v = std::make_unique<Vcpu>();
@@ -351,37 +443,7 @@ Vm::Vm(VmConfig config) : config_(std::move(config)) {
     std::memcpy(c->entries, entries.data(), entries.size() * sizeof(kvm_cpuid_entry2));
     xioctl(fd, kIoctlSetCpuid2, c.get(), "KVM_SET_CPUID2");
 
-    kvm_sregs s{};
-    xioctl(fd, KVM_GET_SREGS, &s, "KVM_GET_SREGS");
-    kvm_segment code{};
-    code.base = 0; code.limit = 0xFFFFFFFF; code.selector = 0x08; code.type = 0xB; code.present = 1;
-    code.dpl = 0; code.db = 0; code.s = 1; code.l = 1; code.g = 1;
-    kvm_segment data = code;
-    data.selector = 0x10; data.type = 0x3; data.l = 0; data.db = 1;
-    s.cs = code;
-    s.ds = s.es = s.fs = s.gs = s.ss = data;
-    s.tr = kvm_segment{};
-    s.tr.base = kTssGpa; s.tr.limit = 0x67; s.tr.selector = 0x18; s.tr.type = 0xB; s.tr.present = 1;
-    s.ldt = kvm_segment{};
-    s.ldt.type = 0x2; s.ldt.present = 1; s.ldt.unusable = 1;
-    s.gdt.base = kGdtGpa; s.gdt.limit = 5 * 8 - 1;
-    s.idt.base = kIdtGpa; s.idt.limit = 256 * 16 - 1;
-    s.cr0 = 0x80050033;  // PG | AM | WP | NE | ET | MP | PE
-    s.cr3 = kPml4Gpa;
-    s.cr4 = 0x20 | 0x200 | 0x400 | 0x40000;  // PAE | OSFXSR | OSXMMEXCPT | OSXSAVE
-    s.efer = 0x500;                // LME | LMA
-    xioctl(fd, KVM_SET_SREGS, &s, "KVM_SET_SREGS");
-    // XCR0 = x87 | SSE: XMM registers usable (the Hyper-V XMM fast hypercalls load XMM0..5). Without
-    // it the PVM backend fails SSE instructions with an emulation error.
-    kvm_xcrs xcrs{};
-    xcrs.nr_xcrs = 1;
-    xcrs.xcrs[0].xcr = 0;
-    xcrs.xcrs[0].value = 0x3;
-    xioctl(fd, KVM_SET_XCRS, &xcrs, "KVM_SET_XCRS");
-    // With the in-kernel irqchip, application processors start in wait-for-SIPI; we boot them directly.
-    kvm_mp_state mp{};
-    mp.mp_state = KVM_MP_STATE_RUNNABLE;
-    xioctl(fd, KVM_SET_MP_STATE, &mp, "KVM_SET_MP_STATE");
+    v->enter_long_mode();
     vcpus_.push_back(std::move(v));
   }
 }
@@ -437,150 +499,128 @@ void Vm::load(const GuestImage& image) {
   }
 }
 
-RunReport Vm::run() {
-  struct Failure {
-    unsigned vcpu;
-    std::string reason;
-    std::uint64_t rip;
-    std::string detail;
-  };
-  std::mutex mu;
-  std::condition_variable cv;
-  std::optional<Failure> failure;
-  std::atomic<bool> stop{false};
-  unsigned done_count = 0;
-
-  auto fail = [&](unsigned vcpu, std::string reason, std::uint64_t rip, std::string detail) {
-    std::lock_guard lk(mu);
-    if (!failure) failure = Failure{vcpu, std::move(reason), rip, std::move(detail)};
-    stop = true;
-    cv.notify_all();
-  };
-
-  auto body = [&](Vcpu& v) {
-    {
-      hwloc_topology_t topo;
-      hwloc_topology_init(&topo);
-      hwloc_topology_load(topo);
-      if (hwloc_obj_t pu = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, pus_[v.idx]))
-        hwloc_set_cpubind(topo, pu->cpuset, HWLOC_CPUBIND_THREAD);
-      hwloc_topology_destroy(topo);
-    }
-    for (;;) {
-      if (stop) return;
-      const int r = ::ioctl(v.fd.get(), KVM_RUN, 0);
-      if (r < 0) {
-        if (errno == EINTR || errno == EAGAIN) {
-          if (stop) return;
-          v.run->immediate_exit = 0;
-          continue;
-        }
-        fail(v.idx, "KVM_RUN error", 0, errno_text(errno));
-        return;
+void Vm::Vcpu::run_loop(RunControl& rc) {
+  bind_thread_to_pu(vm->pus_[idx]);
+  for (;;) {
+    if (rc.stop) return;
+    const int r = ::ioctl(fd.get(), KVM_RUN, 0);
+    if (r < 0) {
+      if (errno == EINTR || errno == EAGAIN) {
+        if (rc.stop) return;
+        run->immediate_exit = 0;
+        continue;
       }
-      kvm_run& run = *v.run;
-      try {
-        switch (run.exit_reason) {
-          case KVM_EXIT_IO: {
-            const std::uint16_t port = run.io.port;
-            std::uint32_t value = 0;
-            std::memcpy(&value, reinterpret_cast<std::uint8_t*>(&run) + run.io.data_offset,
-                        std::min<std::uint32_t>(run.io.size, 4));
-            if (port == kUcallPort && run.io.direction == KVM_EXIT_IO_OUT) {
-              ++v.exits["io:ucall"];
-              const kvm_regs g = v.regs();
-              switch (static_cast<UcallCmd>(value)) {
-                case UcallCmd::Done: {
-                  v.done = true;
-                  std::lock_guard lk(mu);
-                  ++done_count;
-                  cv.notify_all();
-                  return;
-                }
-                case UcallCmd::Sync:
-                  if (on_sync_) on_sync_(v.idx, g.rdi);
-                  break;
-                case UcallCmd::Fail:
-                  fail(v.idx, "guest check failed", g.rip,
-                       fmt::format("check {} got {:#x}, expected {:#x}", g.rdi, g.rsi, g.rdx));
-                  return;
-                case UcallCmd::Exception:
-                  fail(v.idx, fmt::format("guest exception {} (vector {})", vector_name(g.rdi), g.rdi), g.rsi,
-                       fmt::format("error code {:#x}", g.rdx));
-                  return;
-                case UcallCmd::Unexpected:
-                  fail(v.idx, fmt::format("unexpected interrupt vector {:#x}", g.rdi), g.rsi, "");
-                  return;
-                default:
-                  fail(v.idx, "bad ucall", g.rip, fmt::format("command {}", value));
-                  return;
-              }
-              break;
-            }
-            ++v.exits[port == kHvHypercallPort ? std::string("io:hv-hypercall") : fmt::format("io:{:#x}", port)];
-            if (run.io.direction == KVM_EXIT_IO_OUT && handler_ && handler_->port_out(v, port, value)) break;
-            fail(v.idx, fmt::format("unexpected I/O {} port {:#x}", run.io.direction ? "OUT to" : "IN from", port),
-                 v.regs().rip, "");
-            return;
+      rc.fail(idx, "KVM_RUN error", 0, errno_text(errno));
+      return;
+    }
+    try {
+      if (!handle_exit(rc)) return;
+    } catch (const std::exception& e) {
+      rc.fail(idx, "VMM error while handling an exit", 0, e.what());
+      return;
+    }
+  }
+}
+
+bool Vm::Vcpu::handle_exit(RunControl& rc) {
+  kvm_run& run = *this->run;
+  switch (run.exit_reason) {
+    case KVM_EXIT_IO: {
+      const std::uint16_t port = run.io.port;
+      std::uint32_t value = 0;
+      std::memcpy(&value, reinterpret_cast<std::uint8_t*>(&run) + run.io.data_offset,
+                  std::min<std::uint32_t>(run.io.size, 4));
+      if (port == kUcallPort && run.io.direction == KVM_EXIT_IO_OUT) {
+        ++exits["io:ucall"];
+        const kvm_regs g = regs();
+        switch (static_cast<UcallCmd>(value)) {
+          case UcallCmd::Done: {
+            done = true;
+            rc.finished();
+            return false;
           }
-          case KVM_EXIT_X86_RDMSR: {
-            ++v.exits["x86_rdmsr"];
-            auto val = handler_ ? handler_->read_msr(v, run.msr.index) : std::nullopt;
-            run.msr.error = val ? 0 : 1;
-            run.msr.data = val.value_or(0);
+          case UcallCmd::Sync:
+            if (vm->on_sync_) vm->on_sync_(idx, g.rdi);
             break;
-          }
-          case KVM_EXIT_X86_WRMSR: {
-            ++v.exits["x86_wrmsr"];
-            run.msr.error = (handler_ && handler_->write_msr(v, run.msr.index, run.msr.data)) ? 0 : 1;
-            break;
-          }
-          case KVM_EXIT_MMIO:
-            ++v.exits["mmio"];
-            fail(v.idx, "access to unbacked memory (KVM_EXIT_MMIO)", v.regs().rip,
-                 fmt::format("GPA {:#x}", run.mmio.phys_addr));
-            return;
-          case KVM_EXIT_FAIL_ENTRY:
-            ++v.exits["fail_entry"];
-            fail(v.idx, "VM entry failed (KVM_EXIT_FAIL_ENTRY)", v.regs().rip,
-                 fmt::format("hardware reason {:#x}", run.fail_entry.hardware_entry_failure_reason));
-            return;
-          case KVM_EXIT_INTERNAL_ERROR:
-            ++v.exits["internal_error"];
-            fail(v.idx, "KVM internal error (KVM_EXIT_INTERNAL_ERROR)", v.regs().rip,
-                 fmt::format("suberror {} data [{:#x}]", run.internal.suberror,
-                             fmt::join(run.internal.data, run.internal.data + std::min<std::uint32_t>(run.internal.ndata, 16),
-                                       ", ")));
-            return;
-          case KVM_EXIT_INTR:
-            ++v.exits["intr"];
-            break;
+          case UcallCmd::Fail:
+            rc.fail(idx, "guest check failed", g.rip,
+                 fmt::format("check {} got {:#x}, expected {:#x}", g.rdi, g.rsi, g.rdx));
+            return false;
+          case UcallCmd::Exception:
+            rc.fail(idx, fmt::format("guest exception {} (vector {})", vector_name(g.rdi), g.rdi), g.rsi,
+                 fmt::format("error code {:#x}", g.rdx));
+            return false;
+          case UcallCmd::Unexpected:
+            rc.fail(idx, fmt::format("unexpected interrupt vector {:#x}", g.rdi), g.rsi, "");
+            return false;
           default:
-            ++v.exits[exit_reason_name(run.exit_reason)];
-            fail(v.idx, fmt::format("exit {} ({})", exit_reason_name(run.exit_reason), run.exit_reason),
-                 v.regs().rip, "");
-            return;
+            rc.fail(idx, "bad ucall", g.rip, fmt::format("command {}", value));
+            return false;
         }
-      } catch (const std::exception& e) {
-        fail(v.idx, "VMM error while handling an exit", 0, e.what());
-        return;
+        break;
       }
+      ++exits[port == kHvHypercallPort ? std::string("io:hv-hypercall") : fmt::format("io:{:#x}", port)];
+      if (run.io.direction == KVM_EXIT_IO_OUT && vm->handler_ && vm->handler_->port_out(*this, port, value)) break;
+      rc.fail(idx, fmt::format("unexpected I/O {} port {:#x}", run.io.direction ? "OUT to" : "IN from", port),
+           regs().rip, "");
+      return false;
     }
-  };
+    case KVM_EXIT_X86_RDMSR: {
+      ++exits["x86_rdmsr"];
+      auto val = vm->handler_ ? vm->handler_->read_msr(*this, run.msr.index) : std::nullopt;
+      run.msr.error = val ? 0 : 1;
+      run.msr.data = val.value_or(0);
+      break;
+    }
+    case KVM_EXIT_X86_WRMSR: {
+      ++exits["x86_wrmsr"];
+      run.msr.error = (vm->handler_ && vm->handler_->write_msr(*this, run.msr.index, run.msr.data)) ? 0 : 1;
+      break;
+    }
+    case KVM_EXIT_MMIO:
+      ++exits["mmio"];
+      rc.fail(idx, "access to unbacked memory (KVM_EXIT_MMIO)", regs().rip,
+           fmt::format("GPA {:#x}", run.mmio.phys_addr));
+      return false;
+    case KVM_EXIT_FAIL_ENTRY:
+      ++exits["fail_entry"];
+      rc.fail(idx, "VM entry failed (KVM_EXIT_FAIL_ENTRY)", regs().rip,
+           fmt::format("hardware reason {:#x}", run.fail_entry.hardware_entry_failure_reason));
+      return false;
+    case KVM_EXIT_INTERNAL_ERROR:
+      ++exits["internal_error"];
+      rc.fail(idx, "KVM internal error (KVM_EXIT_INTERNAL_ERROR)", regs().rip,
+           fmt::format("suberror {} data [{:#x}]", run.internal.suberror,
+                       fmt::join(run.internal.data, run.internal.data + std::min<std::uint32_t>(run.internal.ndata, 16),
+                                 ", ")));
+      return false;
+    case KVM_EXIT_INTR:
+      ++exits["intr"];
+      break;
+    default:
+      ++exits[exit_reason_name(run.exit_reason)];
+      rc.fail(idx, fmt::format("exit {} ({})", exit_reason_name(run.exit_reason), run.exit_reason),
+           regs().rip, "");
+      return false;
+  }
+  return true;
+}
 
+RunReport Vm::run() {
+  RunControl rc;
   const auto t0 = std::chrono::steady_clock::now();
   for (auto& v : vcpus_) {
     v->run->immediate_exit = 0;
-    v->thread = std::thread([&body, vp = v.get()] { body(*vp); });
+    v->thread = std::thread([&rc, vp = v.get()] { vp->run_loop(rc); });
   }
   bool timed_out = false;
   {
-    std::unique_lock lk(mu);
-    timed_out = !cv.wait_until(lk, t0 + config_.timeout,
-                               [&] { return failure.has_value() || done_count == vcpus_.size(); });
-    if (failure || timed_out) stop = true;
+    std::unique_lock lk(rc.mu);
+    timed_out = !rc.cv.wait_until(lk, t0 + config_.timeout,
+                                  [&] { return rc.failure.has_value() || rc.done_count == vcpus_.size(); });
+    if (rc.failure || timed_out) rc.stop = true;
   }
-  if (stop) {
+  if (rc.stop) {
     for (auto& v : vcpus_) {
       v->run->immediate_exit = 1;
       if (!v->done) ::pthread_kill(v->thread.native_handle(), kick_signal());
@@ -594,7 +634,7 @@ RunReport Vm::run() {
   RunReport report;
   report.wall = std::chrono::steady_clock::now() - t0;
   for (auto& v : vcpus_) report.exits.push_back(v->exits);
-  if (failure) throw GuestError(failure->vcpu, failure->reason, failure->rip, failure->detail);
+  if (rc.failure) throw GuestError(rc.failure->vcpu, rc.failure->reason, rc.failure->rip, rc.failure->detail);
   if (timed_out) {
     std::string where;
     unsigned first = 0;

@@ -142,12 +142,8 @@ C2cMatrix measure_c2c(const C2cConfig& cfg) {
       if (m.pus[i] == m.pus[j])
         throw InputError("--cpus", fmt::format("CPU {} is named twice: a CPU against itself is no core-to-core latency", m.pus[i]));
   if (m.pus.size() < 2) throw UnavailableError("core-to-core latency needs at least 2 CPUs");
+  m.size_for_pus();
   const std::size_t n = m.pus.size();
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  m.mean_ns.assign(n, std::vector<double>(n, nan));
-  m.stddev_ns = m.min_ns = m.mean_ns;
-  m.samples_ns.assign(n, std::vector<std::vector<double>>(n));
-  m.pair_class.assign(n, std::vector<PairClass>(n, PairClass::SameNode));
   m.round_trips = cfg.round_trips;
   m.samples = cfg.samples;
   m.clock_overhead_ns = timing::counter_overhead(steady_ns);
@@ -269,6 +265,15 @@ void c2c_heatmap(const C2cMatrix& m, const std::string& path, output::OutputSet&
         output::gp_quote(image_file), labels, static_cast<double>(m.pus.size()) - 0.5, output::gp_quote(data_file),
         gnuplot_terminal(format));
   });
+}
+
+void C2cMatrix::size_for_pus() {
+  const std::size_t n = pus.size();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  mean_ns.assign(n, std::vector<double>(n, nan));
+  stddev_ns = min_ns = mean_ns;
+  samples_ns.assign(n, std::vector<std::vector<double>>(n));
+  pair_class.assign(n, std::vector<PairClass>(n, PairClass::SameNode));
 }
 
 }  // namespace ipilab::measure

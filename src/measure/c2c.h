@@ -44,6 +44,8 @@ struct C2cMatrix {
   unsigned round_trips = 0;
   unsigned samples = 0;
   double clock_overhead_ns = 0;  ///< one steady_clock::now() pair, median of empty regions
+  /// Sizes every matrix for `pus`: NaN means, deviations and minima, no samples, SameNode classes.
+  void size_for_pus();
   /// Median over the off-diagonal pairs (i < j) of mean_ns; NaN with fewer than 2 PUs.
   double median_pair_ns() const;
   /// Pairs (i > j, as PU numbers) whose stddev exceeds their mean: too noisy to trust.

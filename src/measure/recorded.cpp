@@ -176,12 +176,8 @@ C2cMatrix c2c_from(const At& c) {
   C2cMatrix m;
   const At cpus = c["cpus"];
   for (std::size_t i = 0; i < cpus.size(); ++i) m.pus.push_back(static_cast<unsigned>(cpus[i].count()));
+  m.size_for_pus();
   const std::size_t n = m.pus.size();
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  m.mean_ns.assign(n, std::vector<double>(n, nan));
-  m.stddev_ns = m.min_ns = m.mean_ns;
-  m.samples_ns.assign(n, std::vector<std::vector<double>>(n));
-  m.pair_class.assign(n, std::vector<PairClass>(n, PairClass::SameNode));
   m.round_trips = static_cast<unsigned>(c["round_trips_per_sample"].count());
   m.samples = static_cast<unsigned>(c["samples"].count());
   m.clock_overhead_ns = c.num_or("clock_overhead_ns", 0);

@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/file.h"
 #include "common/suggest.h"
+#include "scenario/file_names.h"
 #include "sim/engine.h"
 #include "topology/host_toml.h"
 #include "topology/presets.h"
@@ -54,14 +55,8 @@ InputError horizon_error(const PreparedScenario& p, const PreparedVariant& v, co
 // A path as shown in tables and JSON: relative to the data folder when it lies there (so output does
 // not depend on where ipilab was built), else as resolved.
 std::string shown_path(const fs::path& p) {
-  std::error_code ec;
-  const fs::path a = fs::weakly_canonical(p, ec);
-  if (ec) return p.string();
-  const fs::path d = fs::weakly_canonical(data_dir(), ec);
-  if (ec) return p.string();
-  const fs::path rel = a.lexically_relative(d);
-  if (!rel.empty() && *rel.begin() != "..") return rel.string();
-  return p.string();
+  const std::string rel = path_in_data_dir(p);
+  return rel.empty() ? p.string() : rel;
 }
 
 std::unique_ptr<topology::Host> build_host(const toml::table& doc, const std::string& file, const fs::path& dir) {

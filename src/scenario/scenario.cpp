@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/file.h"
 #include "common/suggest.h"
+#include "scenario/file_names.h"
 #include "topology/toml_read.h"
 #include "workload/counters.h"
 #include "workload/workload.h"
@@ -254,10 +255,10 @@ Scenario parse_scenario(std::string_view text, const std::string& file) {
   if (!sc) throw InputError(file, "missing [scenario] table (it needs at least workload = \"NAME\")");
 
   TableReader sr(*sc, file, "scenario");
-  s.name = sr.opt_string("name").value_or(fs::path(file).stem().string());
-  if (s.name.empty()) sr.fail("name", "must not be empty");
-  s.title = sr.opt_string("title").value_or(s.name);
-  s.description = sr.opt_string("description").value_or("");
+  FileHeading heading = read_file_heading(sr, file);
+  s.name = std::move(heading.name);
+  s.title = std::move(heading.title);
+  s.description = std::move(heading.description);
   s.workload = sr.req_string("workload");
   s.workload_place = sr.place("workload");
   if (auto v = sr.opt_int("iterations", 1, 1'000'000'000)) s.iterations = static_cast<std::uint64_t>(*v);

@@ -87,6 +87,99 @@ std::vector<BuiltinSweep> list_builtin_sweeps() {
   return out;
 }
 
+namespace {
+
+// The output targets, checked on the root before any point runs; every rank learns the verdict.
+void check_targets(const SweepOptions& opts, const std::string& file, Executor& exec) {
+  std::string target_error;
+  if (exec.is_root()) {
+    try {
+      if (!opts.plot.empty()) {
+        output::image_format_of(opts.plot, "--plot");
+        output::require_gnuplot("--plot");
+      }
+      output::check_outputs({{"--csv", opts.csv, true}, {"--json", opts.json, true}, {"--plot", opts.plot, false}},
+                            {{"spec", file}});
+    } catch (const InputError& e) {
+      target_error = encode_error(2, e.what());
+    } catch (const UnavailableError& e) {
+      target_error = encode_error(3, e.what());
+    }
+  }
+  target_error = exec.broadcast(target_error);
+  if (!target_error.empty()) throw_encoded(target_error);
+
+}
+
+// Every point checked before any runs: invalid ones are an error or (skip_invalid) skipped, on every
+// rank alike. False when interrupted.
+bool check_points(const SweepOptions& opts, const Spec& spec, const Base& base, std::vector<Point>& points,
+                  const std::vector<std::size_t>& todo, unsigned jobs, std::ostream& err,
+                  const scenario::WorkloadLookup& lookup, Executor& exec) {
+  const std::string& what = spec.name;
+  Progress bar(err, opts.progress && exec.is_root(), what + ": checking", todo.size());
+  ExecOptions eo;
+  eo.jobs = jobs;
+  eo.stop = opts.stop;
+  eo.on_done = [&bar](std::size_t done, const std::string&) { bar.update(done, 0); };
+  const auto checked = exec.run(todo, [&](std::size_t i) { return base.check(spec, points[i], lookup); }, eo);
+  bar.finish();
+  std::string decision;
+  if (exec.is_root()) {
+    nlohmann::json d = {{"error", ""}, {"skip", nlohmann::json::array()}, {"stopped", false}};
+    for (std::size_t k = 0; k < todo.size(); ++k) {
+      if (!checked[k]) {
+        d["stopped"] = true;
+        continue;
+      }
+      if (checked[k]->empty()) continue;
+      if (!spec.skip_invalid) {
+        d["error"] = encode_error(2, fmt::format("{} [point {}] (set skip_invalid = true in [sweep] to skip such points, "
+                                                 "or add a [[skip]])", *checked[k], points[todo[k]].label));
+        break;
+      }
+      d["skip"].push_back({todo[k], *checked[k]});
+    }
+    decision = d.dump();
+  }
+  const nlohmann::json d = nlohmann::json::parse(exec.broadcast(decision));
+  if (!d["error"].get<std::string>().empty()) throw_encoded(d["error"].get<std::string>());
+  if (d["stopped"].get<bool>()) {
+    if (exec.is_root()) err << "ipilab: sweep interrupted while checking the points: nothing ran, nothing written\n";
+    return false;
+  }
+  for (const auto& e : d["skip"]) points[e[0].get<std::size_t>()].skip = e[1].get<std::string>();
+  return true;
+}
+
+// The table (or CSV / JSON on stdout) and the files, renamed together once all were written.
+void write_outputs(const SweepOptions& opts, const SweepRun& run, const std::vector<PlotSpec>& plots, std::ostream& out,
+                   std::ostream& err) {
+  std::vector<std::string> notes;
+  output::OutputSet files_out;
+  std::vector<fs::path> rendered;
+  if (!opts.plot.empty()) rendered = render_plots(run, plots, opts.plot, notes, files_out);
+  if (!opts.csv.empty() && opts.csv != "-") files_out.write(opts.csv, "--csv", to_csv(run));
+  if (!opts.json.empty() && opts.json != "-") files_out.write(opts.json, "--json", to_json(run).dump(2) + "\n");
+  files_out.commit_all();
+  if (opts.csv == "-") {
+    out << to_csv(run);
+  } else if (opts.json == "-") {
+    out << to_json(run).dump(2) << "\n";
+  } else {
+    TableOptions to;
+    to.max_rows = opts.max_rows;
+    out << format_table(run, to);
+    if (!opts.csv.empty()) out << fmt::format("\nCSV written to {}\n", opts.csv);
+    if (!opts.json.empty()) out << fmt::format("{}JSON written to {}\n", opts.csv.empty() ? "\n" : "", opts.json);
+    for (const auto& p : rendered) out << fmt::format("plot written to {}\n", p.string());
+  }
+  out.flush();
+  for (const auto& n : notes) err << "ipilab: note: " << n << "\n";
+}
+
+}  // namespace
+
 int sweep_command(const SweepOptions& opts, std::ostream& out, std::ostream& err, const scenario::WorkloadLookup& lookup,
                   Executor& exec) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -115,24 +208,7 @@ int sweep_command(const SweepOptions& opts, std::ostream& out, std::ostream& err
     return 0;
   }
 
-  std::string target_error;
-  if (exec.is_root()) {
-    try {
-      if (!opts.plot.empty()) {
-        output::image_format_of(opts.plot, "--plot");
-        output::require_gnuplot("--plot");
-      }
-      output::check_outputs({{"--csv", opts.csv, true}, {"--json", opts.json, true}, {"--plot", opts.plot, false}},
-                            {{"spec", file}});
-    } catch (const InputError& e) {
-      target_error = encode_error(2, e.what());
-    } catch (const UnavailableError& e) {
-      target_error = encode_error(3, e.what());
-    }
-  }
-  target_error = exec.broadcast(target_error);
-  if (!target_error.empty()) throw_encoded(target_error);
-
+  check_targets(opts, file, exec);
   const unsigned jobs = opts.jobs ? opts.jobs : exec.ranks() > 1 ? 1 : available_cpus();
   const std::string what = spec.name;
 
@@ -140,40 +216,7 @@ int sweep_command(const SweepOptions& opts, std::ostream& out, std::ostream& err
   std::vector<std::size_t> todo;
   for (const auto& p : points)
     if (!p.skip) todo.push_back(p.index);
-  {
-    Progress bar(err, opts.progress && exec.is_root(), what + ": checking", todo.size());
-    ExecOptions eo;
-    eo.jobs = jobs;
-    eo.stop = opts.stop;
-    eo.on_done = [&bar](std::size_t done, const std::string&) { bar.update(done, 0); };
-    const auto checked = exec.run(todo, [&](std::size_t i) { return base.check(spec, points[i], lookup); }, eo);
-    bar.finish();
-    std::string decision;
-    if (exec.is_root()) {
-      nlohmann::json d = {{"error", ""}, {"skip", nlohmann::json::array()}, {"stopped", false}};
-      for (std::size_t k = 0; k < todo.size(); ++k) {
-        if (!checked[k]) {
-          d["stopped"] = true;
-          continue;
-        }
-        if (checked[k]->empty()) continue;
-        if (!spec.skip_invalid) {
-          d["error"] = encode_error(2, fmt::format("{} [point {}] (set skip_invalid = true in [sweep] to skip such points, "
-                                                   "or add a [[skip]])", *checked[k], points[todo[k]].label));
-          break;
-        }
-        d["skip"].push_back({todo[k], *checked[k]});
-      }
-      decision = d.dump();
-    }
-    const nlohmann::json d = nlohmann::json::parse(exec.broadcast(decision));
-    if (!d["error"].get<std::string>().empty()) throw_encoded(d["error"].get<std::string>());
-    if (d["stopped"].get<bool>()) {
-      if (exec.is_root()) err << "ipilab: sweep interrupted while checking the points: nothing ran, nothing written\n";
-      return 130;
-    }
-    for (const auto& e : d["skip"]) points[e[0].get<std::size_t>()].skip = e[1].get<std::string>();
-  }
+  if (!check_points(opts, spec, base, points, todo, jobs, err, lookup, exec)) return 130;
   todo.clear();
   for (const auto& p : points)
     if (!p.skip) todo.push_back(p.index);
@@ -218,28 +261,7 @@ int sweep_command(const SweepOptions& opts, std::ostream& out, std::ostream& err
   run.interrupted = opts.stop && opts.stop->load() && run.count(PointResult::Status::NotRun) > 0;
   run.points = std::move(points);
 
-  std::vector<std::string> notes;
-  output::OutputSet files_out;  // plots, CSV and JSON renamed together once all were written
-  std::vector<fs::path> rendered;
-  if (!opts.plot.empty()) rendered = render_plots(run, plots, opts.plot, notes, files_out);
-  if (!opts.csv.empty() && opts.csv != "-") files_out.write(opts.csv, "--csv", to_csv(run));
-  if (!opts.json.empty() && opts.json != "-") files_out.write(opts.json, "--json", to_json(run).dump(2) + "\n");
-  files_out.commit_all();
-  if (opts.csv == "-") {
-    out << to_csv(run);
-  } else if (opts.json == "-") {
-    out << to_json(run).dump(2) << "\n";
-  } else {
-    TableOptions to;
-    to.max_rows = opts.max_rows;
-    out << format_table(run, to);
-    if (!opts.csv.empty()) out << fmt::format("\nCSV written to {}\n", opts.csv);
-    if (!opts.json.empty()) out << fmt::format("{}JSON written to {}\n", opts.csv.empty() ? "\n" : "", opts.json);
-    for (const auto& p : rendered) out << fmt::format("plot written to {}\n", p.string());
-  }
-  out.flush();
-  for (const auto& n : notes) err << "ipilab: note: " << n << "\n";
-
+  write_outputs(opts, run, plots, out, err);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::size_t ran = run.count(PointResult::Status::Ok) + run.count(PointResult::Status::Failed);
   err << fmt::format("ipilab: sweep {}: {} of {} points ran in {:.2f} s ({:.1f} points/s, {} {} x {} thread{})\n", spec.name,

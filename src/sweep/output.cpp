@@ -247,7 +247,10 @@ ojson to_json(const SweepRun& r) {
   return j;
 }
 
-std::string format_table(const SweepRun& r, const TableOptions& opt) {
+namespace {
+
+// The lines above the table: the spec, its base scenario, axes, run settings and baseline.
+std::string table_heading(const SweepRun& r) {
   const Spec& s = *r.spec;
   std::string out = fmt::format("== {}: {} ==\n", s.name, s.title);
   if (!s.description.empty()) out += fmt::format("  {}\n", s.description);
@@ -267,6 +270,65 @@ std::string format_table(const SweepRun& r, const TableOptions& opt) {
     out += fmt::format("  {:<10} {}{}\n", "baseline", b,
                        s.baseline.size() < s.axes.size() ? " (with the point's own values on the other axes)" : "");
   }
+  return out;
+}
+
+// Per axis value, the spread of the points' means.
+std::string axis_summaries(const SweepRun& r, const std::vector<std::size_t>& shown) {
+  const Spec& s = *r.spec;
+  std::string out;
+  for (std::size_t a = 0; a < s.axes.size(); ++a) {
+    std::vector<std::vector<std::string>> rows = {{s.axes[a].name, "mean", "min", "max", "points"}};
+    for (std::size_t j = 0; j < s.axes[a].values.size(); ++j) {
+      double sum = 0, lo = INFINITY, hi = -INFINITY;
+      std::size_t n = 0;
+      for (auto i : shown) {
+        if (r.points[i].value[a] != j) continue;
+        if (auto m = r.mean(i)) {
+          sum += *m;
+          lo = std::min(lo, *m);
+          hi = std::max(hi, *m);
+          ++n;
+        }
+      }
+      rows.push_back({s.axes[a].values[j].label, n ? scenario::format_number(sum / static_cast<double>(n)) : "—",
+                      n ? scenario::format_number(lo) : "—", n ? scenario::format_number(hi) : "—", fmt::format("{}", n)});
+    }
+    out += "\n" + render(rows, {0});
+  }
+  return out;
+}
+
+// Failed points (the first ten) and skipped ones (by reason) below the table.
+std::string failures_and_skips(const SweepRun& r, std::size_t failed) {
+  std::string out;
+  std::size_t listed = 0;
+  for (std::size_t i = 0; i < r.points.size(); ++i) {
+    if (r.results[i].status != PointResult::Status::Failed) continue;
+    if (listed == 0) out += "\n  failed points:\n";
+    if (++listed > 10) {
+      out += fmt::format("    ... and {} more (all in --csv / --json)\n", failed - 10);
+      break;
+    }
+    out += fmt::format("    point {} ({}): {}\n", r.points[i].index, r.points[i].label, r.results[i].error);
+  }
+  std::map<std::string, std::size_t> reasons;
+  std::vector<std::string> order;
+  for (std::size_t i = 0; i < r.points.size(); ++i) {
+    if (r.results[i].status != PointResult::Status::Skipped) continue;
+    if (!reasons.count(r.results[i].error)) order.push_back(r.results[i].error);
+    ++reasons[r.results[i].error];
+  }
+  if (!order.empty()) out += "\n  skipped points:\n";
+  for (const auto& why : order) out += fmt::format("    {} point{}: {}\n", reasons[why], reasons[why] == 1 ? "" : "s", why);
+  return out;
+}
+
+}  // namespace
+
+std::string format_table(const SweepRun& r, const TableOptions& opt) {
+  const Spec& s = *r.spec;
+  std::string out = table_heading(r);
   const std::size_t ok = r.count(PointResult::Status::Ok), failed = r.count(PointResult::Status::Failed),
                     skipped = r.count(PointResult::Status::Skipped), notrun = r.count(PointResult::Status::NotRun);
   out += fmt::format("  {:<10} {} ok, {} failed, {} skipped{}{}\n", "points", ok, failed, skipped,
@@ -333,25 +395,7 @@ std::string format_table(const SweepRun& r, const TableOptions& opt) {
     // Summary: per axis value, the spread of the points' means; then the extremes.
     out += fmt::format("  {} points ran: a summary (every point: --csv FILE or --json FILE)\n", shown.size());
     if (!unit.empty()) out += fmt::format("  main metric {}; per axis value: mean of the points' means [min .. max], points\n", unit);
-    for (std::size_t a = 0; a < s.axes.size(); ++a) {
-      std::vector<std::vector<std::string>> rows = {{s.axes[a].name, "mean", "min", "max", "points"}};
-      for (std::size_t j = 0; j < s.axes[a].values.size(); ++j) {
-        double sum = 0, lo = INFINITY, hi = -INFINITY;
-        std::size_t n = 0;
-        for (auto i : shown) {
-          if (r.points[i].value[a] != j) continue;
-          if (auto m = r.mean(i)) {
-            sum += *m;
-            lo = std::min(lo, *m);
-            hi = std::max(hi, *m);
-            ++n;
-          }
-        }
-        rows.push_back({s.axes[a].values[j].label, n ? scenario::format_number(sum / static_cast<double>(n)) : "—",
-                        n ? scenario::format_number(lo) : "—", n ? scenario::format_number(hi) : "—", fmt::format("{}", n)});
-      }
-      out += "\n" + render(rows, {0});
-    }
+    out += axis_summaries(r, shown);
     std::vector<std::size_t> by_mean;
     for (auto i : shown)
       if (r.mean(i)) by_mean.push_back(i);
@@ -367,26 +411,7 @@ std::string format_table(const SweepRun& r, const TableOptions& opt) {
     }
   }
 
-  // Failures and skips below the table.
-  std::size_t listed = 0;
-  for (std::size_t i = 0; i < r.points.size(); ++i) {
-    if (r.results[i].status != PointResult::Status::Failed) continue;
-    if (listed == 0) out += "\n  failed points:\n";
-    if (++listed > 10) {
-      out += fmt::format("    ... and {} more (all in --csv / --json)\n", failed - 10);
-      break;
-    }
-    out += fmt::format("    point {} ({}): {}\n", r.points[i].index, r.points[i].label, r.results[i].error);
-  }
-  std::map<std::string, std::size_t> reasons;
-  std::vector<std::string> order;
-  for (std::size_t i = 0; i < r.points.size(); ++i) {
-    if (r.results[i].status != PointResult::Status::Skipped) continue;
-    if (!reasons.count(r.results[i].error)) order.push_back(r.results[i].error);
-    ++reasons[r.results[i].error];
-  }
-  if (!order.empty()) out += "\n  skipped points:\n";
-  for (const auto& why : order) out += fmt::format("    {} point{}: {}\n", reasons[why], reasons[why] == 1 ? "" : "s", why);
+  out += failures_and_skips(r, failed);
   if (notrun) out += fmt::format("\n  {} points did not run (interrupted): the outputs hold the points that finished\n", notrun);
   return out;
 }

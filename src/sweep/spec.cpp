@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/file.h"
 #include "common/suggest.h"
+#include "scenario/file_names.h"
 #include "topology/toml_read.h"
 #include "workload/counters.h"
 
@@ -565,10 +566,10 @@ Spec parse_spec(std::string_view text, const std::string& file) {
   if (!sw) throw InputError(file, "missing [sweep] table (it needs at least scenario = \"NAME or FILE\")");
 
   TableReader sr(*sw, file, "sweep");
-  s.name = sr.opt_string("name").value_or(fs::path(file).stem().string());
-  if (s.name.empty()) sr.fail("name", "must not be empty");
-  s.title = sr.opt_string("title").value_or(s.name);
-  s.description = sr.opt_string("description").value_or("");
+  scenario::FileHeading heading = scenario::read_file_heading(sr, file);
+  s.name = std::move(heading.name);
+  s.title = std::move(heading.title);
+  s.description = std::move(heading.description);
   s.scenario = sr.req_string("scenario");
   s.scenario_place = sr.place("scenario");
   if (s.scenario.empty()) sr.fail("scenario", "must not be empty");
@@ -633,14 +634,9 @@ Spec load_spec(const std::string& path) {
 }
 
 std::string display_path(const fs::path& p) {
-  std::error_code ec;
-  const fs::path a = fs::weakly_canonical(p, ec);
-  if (ec) return p.string();
-  const fs::path d = fs::weakly_canonical(data_dir(), ec);
-  if (ec) return p.string();
-  const fs::path rel = a.lexically_relative(d);
-  if (!rel.empty() && *rel.begin() != ".." && p.is_absolute()) return rel.string();
-  return p.string();
+  if (!p.is_absolute()) return p.string();
+  const std::string rel = scenario::path_in_data_dir(p);
+  return rel.empty() ? p.string() : rel;
 }
 
 }  // namespace ipilab::sweep

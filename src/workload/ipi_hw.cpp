@@ -36,11 +36,7 @@ class IpiHw final : public Workload {
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::Arm, "ipi_hw");
 
-    RunConfig cfg;
-    cfg.spec = &spec;
-    cfg.mechanism = b.mechanism.get();
-    cfg.warmup = spec.warmup;
-    cfg.iterations = spec.iterations;
+    RunConfig cfg = run_config(spec, b);
     cfg.compute_steps = {b.pricer.step("sender", "benchmark loop (irq_received = false, loop control)", guest_bench_loop)};
     cfg.ipi_bodies = {HandlerBody{{}, true}};  // the handler's store to irq_received is the flag
     cfg.programs.resize(static_cast<std::size_t>(n));

@@ -157,11 +157,7 @@ class ItsCommands final : public Workload {
     Shared shared;
     shared.warmup = spec.warmup;
     shared.last = spec.warmup + spec.iterations;
-    RunConfig cfg;
-    cfg.spec = &spec;
-    cfg.mechanism = b.mechanism.get();
-    cfg.warmup = spec.warmup;
-    cfg.iterations = spec.iterations;
+    RunConfig cfg = run_config(spec, b);
     cfg.programs.resize(static_cast<std::size_t>(n));
     std::map<std::string, std::string> where;  // ITSs per issuing socket, for the settings
     for (int c = 0; c < senders; ++c) {

@@ -40,11 +40,7 @@ class Kick final : public Workload {
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::X86, "kick");
 
-    RunConfig cfg;
-    cfg.spec = &spec;
-    cfg.mechanism = b.mechanism.get();
-    cfg.warmup = spec.warmup;
-    cfg.iterations = spec.iterations;
+    RunConfig cfg = run_config(spec, b);
     cfg.ipi_bodies = {HandlerBody{}};
     cfg.delivery_tags = 1;
     cfg.programs.resize(static_cast<std::size_t>(n));

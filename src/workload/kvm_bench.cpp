@@ -181,11 +181,7 @@ class KvmBench final : public Workload {
 
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::X86, "kvm_bench");
-    RunConfig cfg;
-    cfg.spec = &spec;
-    cfg.mechanism = b.mechanism.get();
-    cfg.warmup = spec.warmup;
-    cfg.iterations = spec.iterations;
+    RunConfig cfg = run_config(spec, b);
     cfg.compute_steps = {b.pricer.step("sender", "timestamp pair, once per timed sample", guest_counter_read)};
     BenchProgram::Steps steps;
     steps.read = 0;

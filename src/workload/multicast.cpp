@@ -49,13 +49,9 @@ class Multicast final : public Workload {
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::X86, "multicast");
 
-    RunConfig cfg;
-    cfg.spec = &spec;
-    cfg.mechanism = b.mechanism.get();
+    RunConfig cfg = run_config(spec, b);
     cfg.uses_calls = true;
     cfg.call_single_vector = vector_of(Arch::X86, IpiKind::CallFunctionSingle, "");
-    cfg.warmup = spec.warmup;
-    cfg.iterations = spec.iterations;
     cfg.compute_steps = {b.pricer.step("sender", "benchmark loop", guest_bench_loop)};
     cfg.csd_functions = {{{handler == "tlb_flush" ? b.pricer.step("target", "flush_tlb_func", guest_tlb_flush_handler)
                                                    : b.pricer.step("target", "the called function", guest_callback)},

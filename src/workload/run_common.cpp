@@ -30,6 +30,19 @@ Op LoopProgram::next(ProgramCtx&) {
   return ops_[i_++];
 }
 
+RunConfig run_config(const RunSpec& spec, const Bound& b) {
+  RunConfig cfg;
+  cfg.spec = &spec;
+  cfg.mechanism = b.mechanism.get();
+  cfg.warmup = spec.warmup;
+  cfg.iterations = spec.iterations;
+  return cfg;
+}
+
+PollingPolicy polling_policy(const RunSpec& spec) {
+  return spec.params.get(kPollingParam) == "skip-if-polling" ? PollingPolicy::SkipIfPolling : PollingPolicy::AlwaysIpi;
+}
+
 double ps_per_unit(const RunSpec& spec, std::string_view unit) {
   if (unit == "cycles") {
     const double ghz = spec.profile.clock_ghz();

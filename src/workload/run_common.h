@@ -46,6 +46,13 @@ class LoopProgram final : public Program {
   std::size_t i_ = 0;
 };
 
+/// The run settings every workload starts from: its spec, the bound mechanism, the scenario's warm-up
+/// and iterations.
+RunConfig run_config(const RunSpec& spec, const Bound& b);
+
+/// The `polling` parameter (kPollingParam) as the driver's policy.
+PollingPolicy polling_policy(const RunSpec& spec);
+
 /// ps in one `unit` ("cycles" uses the profile clock, InputError naming the profile when it has none).
 double ps_per_unit(const RunSpec& spec, std::string_view unit);
 

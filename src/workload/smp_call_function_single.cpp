@@ -40,13 +40,9 @@ class SmpCallFunctionSingle final : public Workload {
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::X86, "smp_call_function_single");
 
-    RunConfig cfg;
-    cfg.spec = &spec;
-    cfg.mechanism = b.mechanism.get();
+    RunConfig cfg = run_config(spec, b);
     cfg.uses_calls = true;
-    cfg.polling = spec.params.get(kPollingParam) == "skip-if-polling" ? PollingPolicy::SkipIfPolling : PollingPolicy::AlwaysIpi;
-    cfg.warmup = spec.warmup;
-    cfg.iterations = spec.iterations;
+    cfg.polling = polling_policy(spec);
     cfg.compute_steps = {b.pricer.step("sender", "benchmark loop (rdtsc, loop control)", guest_bench_loop)};
     cfg.csd_functions = {{{b.pricer.step("target", "the called function", guest_callback)}, false}};
     cfg.programs.resize(static_cast<std::size_t>(n));

@@ -106,14 +106,10 @@ class Storm final : public Workload {
     const Arch arch = b.arch();
     const bool call = send == "call";
 
-    RunConfig cfg;
-    cfg.spec = &spec;
-    cfg.mechanism = b.mechanism.get();
+    RunConfig cfg = run_config(spec, b);
     cfg.uses_calls = call;
-    cfg.polling = spec.params.get(kPollingParam) == "skip-if-polling" ? PollingPolicy::SkipIfPolling : PollingPolicy::AlwaysIpi;
+    cfg.polling = polling_policy(spec);
     cfg.call_single_vector = vector_of(arch, IpiKind::CallFunctionSingle, spec.params.place("mechanism"));
-    cfg.warmup = spec.warmup;
-    cfg.iterations = spec.iterations;
     if (call) {
       cfg.csd_functions = {{{spec.params.get(kHandler) == "tlb_flush"
                                  ? b.pricer.step("target", "flush_tlb_func", guest_tlb_flush_handler)

@@ -52,13 +52,9 @@ class Wakeup final : public Workload {
     const auto pairs = static_cast<int>(spec.params.get(kPairs, n / 2, n / 2));
     const std::string unit = spec.params.get(kUnit);
     Bound b(spec, kDefaultMechanism);
-    RunConfig cfg;
-    cfg.spec = &spec;
-    cfg.mechanism = b.mechanism.get();
+    RunConfig cfg = run_config(spec, b);
     cfg.uses_wakeups = true;
-    cfg.polling = spec.params.get(kPollingParam) == "skip-if-polling" ? PollingPolicy::SkipIfPolling : PollingPolicy::AlwaysIpi;
-    cfg.warmup = spec.warmup;
-    cfg.iterations = spec.iterations;
+    cfg.polling = polling_policy(spec);
     const auto vector = vector_of(b.arch(), IpiKind::CallFunctionSingle, spec.params.place("mechanism"));
     cfg.call_single_vector = vector;
     const sim::Ps work = sim::from_ns(spec.params.get(kWork));

@@ -155,35 +155,21 @@ std::string speculation_text(const KvmSpeculativeWindow& w, std::uint32_t entrie
                      w.half == 0 ? "low" : "high", w.min, range, w.out_of_bounds, entries, how);
 }
 
-}  // namespace
-
-KvmCallResult run_kvm_call(const KvmCallOptions& o) {
-  const auto version = kvm_pv_version_from_name(o.kvm);
-  if (!version) throw InputError("--kvm", fmt::format("unknown KVM version '{}' (see --kvm list)", o.kvm));
-  const KvmPvBehaviour b = kvm_pv_behaviour(*version);
-  const X86Vm vm = build_vm(o);
-  const HypercallRegs regs = build_regs(o);
-  if (o.cpl > 3) throw InputError("--cpl", fmt::format("{}: give 0..3", o.cpl));
-  if ((o.no_pv_send_ipi || o.no_pv_sched_yield) && !b.pv_feature_cpuid_checked)
-    throw InputError(o.no_pv_send_ipi ? "--no-pv-send-ipi" : "--no-pv-sched-yield",
-                     fmt::format("KVM {} does not check the guest's PV feature CPUID (KVM_CAP_ENFORCE_PV_FEATURE_CPUID "
-                                 "came with v5.10): the call runs whatever the CPUID says",
-                                 kvm_pv_version_name(*version)));
+// One call and its setting, for the two reports.
+struct CallRun {
+  const KvmCallOptions& o;
+  const X86Vm& vm;
+  KvmPvVersion version;
+  KvmPvBehaviour behaviour;
   KvmCallHost host;
-  host.version = *version;
-  host.apic_map_present = !o.no_apic_map;
-  host.vcpu_ready.assign(vm.nr_vcpus(), false);
-  for (auto v : parse_vcpu_list(o.ready, vm.nr_vcpus(), "--ready")) host.vcpu_ready[v] = true;
   KvmCallCaller caller;
-  caller.op_64_bit = !o.mode32;
-  caller.cpl = o.cpl;
-  caller.has_pv_send_ipi = !o.no_pv_send_ipi;
-  caller.has_pv_sched_yield = !o.no_pv_sched_yield;
+  HypercallRegs regs;
+  KvmCallOutcome out;
+  std::uint32_t entries;  // phys_map entries: max_apic_id + 1
+};
 
-  const KvmCallOutcome out = kvm_emulate_pv_hypercall(vm, host, caller, regs);
-  const std::uint32_t entries = vm.kvm_max_apic_id() + 1;
-
-  // JSON.
+ordered_json call_json(const CallRun& cr) {
+  const auto& [o, vm, version, behaviour, host, caller, regs, out, entries] = cr;
   ordered_json j;
   std::vector<std::uint32_t> ids;
   for (const auto& v : vm.vcpus()) ids.push_back(v.apic_id);
@@ -192,7 +178,7 @@ KvmCallResult run_kvm_call(const KvmCallOptions& o) {
              {"max_apic_id", vm.kvm_max_apic_id()},
              {"apic_map_present", host.apic_map_present},
              {"ready_vcpus", o.ready}};
-  j["kvm_version"] = std::string(kvm_pv_version_name(*version));
+  j["kvm_version"] = std::string(kvm_pv_version_name(version));
   j["caller"] = {{"op_64_bit", caller.op_64_bit}, {"cpl", caller.cpl},
                  {"pv_send_ipi", caller.has_pv_send_ipi}, {"pv_sched_yield", caller.has_pv_sched_yield}};
   j["registers"] = {{"rax", regs.rax}, {"rbx", regs.rbx}, {"rcx", regs.rcx}, {"rdx", regs.rdx}, {"rsi", regs.rsi}};
@@ -230,13 +216,58 @@ KvmCallResult run_kvm_call(const KvmCallOptions& o) {
   j["work"] = {{"bits_in_range", out.work.bits_in_range},
                {"set_bits_examined", out.work.set_bits_examined},
                {"apic_set_irq_calls", out.work.set_irq_calls}};
+  return j;
+}
 
-  // Text.
+// KVM_HC_SEND_IPI: who got the interrupt, what was clamped, skipped or loaded speculatively.
+std::string send_ipi_text(const CallRun& cr) {
+  const auto& [o, vm, version, behaviour, host, caller, regs, out, entries] = cr;
+  std::string t;
+  std::vector<std::string> ds, dropped;
+  for (const auto& tg : out.targets)
+    (tg.accepted ? ds : dropped).push_back(fmt::format("vCPU {} (APIC {})", tg.vcpu, tg.apic_id));
+  t += fmt::format("delivered  {}{}\n", ds.empty() ? "nothing" : fmt::format("{}", fmt::join(ds, ", ")),
+                   out.fault ? " (before the fault)" : "");
+  if (!dropped.empty()) t += fmt::format("dropped    not accepted by {}\n", fmt::join(dropped, ", "));
+  for (const auto& c : out.clamped)
+    t += fmt::format("clamped    {} half: min {:#x} (== max_apic_id) -> {} by array_index_nospec(min, max_apic_id), an "
+                     "exclusive bound for an inclusive maximum: the bits now name APIC IDs {}+i\n",
+                     c.half == 0 ? "low" : "high", c.min, c.effective_min, c.effective_min);
+  if (out.high_half_skipped)
+    t += "skipped    high half: the low half's min > max_apic_id returned before it (KVM before v5.5)\n";
+  for (const auto& w : out.speculation) t += fmt::format("speculate  {}\n", speculation_text(w, cr.entries, cr.behaviour.clamp));
+  t += fmt::format("host work  {} bitmap bits in range, {} set bits examined, {} kvm_apic_set_irq calls\n",
+                   out.work.bits_in_range, out.work.set_bits_examined, out.work.set_irq_calls);
+  return t;
+}
+
+// KVM_HC_SCHED_YIELD: the phys_map lookup and the yield.
+std::string sched_yield_text(const CallRun& cr) {
+  const auto& [o, vm, version, behaviour, host, caller, regs, out, entries] = cr;
+  std::string t;
+  const auto& y = out.yield;
+  std::string s;
+  if (!y.looked_up_apic_id)
+    s = fmt::format("dest_id {:#x} > max_apic_id {} (or no map): no target", y.dest_id, vm.kvm_max_apic_id());
+  else if (!y.target_vcpu)
+    s = fmt::format("phys_map[{}] is empty: no target", *y.looked_up_apic_id);
+  else
+    s = fmt::format("phys_map[{}] -> vCPU {}{}", *y.looked_up_apic_id, *y.target_vcpu,
+                    y.yield_attempted ? ", ready: kvm_vcpu_yield_to(vCPU)" : ", not ready (see --ready): no yield");
+  if (y.looked_up_apic_id && *y.looked_up_apic_id != y.dest_id)
+    s += fmt::format(" [dest_id {:#x} clamped to {} by array_index_nospec]", y.dest_id, *y.looked_up_apic_id);
+  t += fmt::format("yield      {}\n", s);
+  t += "note       host scheduler checks (single_task_running(), yield to self) are not modelled\n";
+  return t;
+}
+
+std::string call_text(const CallRun& cr) {
+  const auto& [o, vm, version, behaviour, host, caller, regs, out, entries] = cr;
   std::string t;
   std::vector<std::string> map;
   for (std::uint32_t v = 0; v < vm.nr_vcpus(); ++v) map.push_back(fmt::format("{}->{}", v, vm.apic_id(v)));
   t += fmt::format("vm         {} vCPUs, KVM {}; vCPU->APIC ID {}; max_apic_id {}{}\n", vm.nr_vcpus(),
-                   kvm_pv_version_name(*version), fmt::join(map, " "), vm.kvm_max_apic_id(),
+                   kvm_pv_version_name(version), fmt::join(map, " "), vm.kvm_max_apic_id(),
                    host.apic_map_present ? "" : "; no APIC map");
   t += fmt::format("registers  RAX {} ({})  RBX {}  RCX {}\n           RDX {}  RSI {}  ({}, CPL {})\n", hex64(regs.rax),
                    nr_name(out.nr), hex64(regs.rbx), hex64(regs.rcx), hex64(regs.rdx), hex64(regs.rsi),
@@ -262,39 +293,41 @@ KvmCallResult run_kvm_call(const KvmCallOptions& o) {
                      hex64(out.rax));
   }
   if (!out.rejected_by.empty()) t += fmt::format("rejected   {}\n", out.rejected_by);
-  if (out.send_ipi_ran) {
-    std::vector<std::string> ds, dropped;
-    for (const auto& tg : out.targets)
-      (tg.accepted ? ds : dropped).push_back(fmt::format("vCPU {} (APIC {})", tg.vcpu, tg.apic_id));
-    t += fmt::format("delivered  {}{}\n", ds.empty() ? "nothing" : fmt::format("{}", fmt::join(ds, ", ")),
-                     out.fault ? " (before the fault)" : "");
-    if (!dropped.empty()) t += fmt::format("dropped    not accepted by {}\n", fmt::join(dropped, ", "));
-    for (const auto& c : out.clamped)
-      t += fmt::format("clamped    {} half: min {:#x} (== max_apic_id) -> {} by array_index_nospec(min, max_apic_id), an "
-                       "exclusive bound for an inclusive maximum: the bits now name APIC IDs {}+i\n",
-                       c.half == 0 ? "low" : "high", c.min, c.effective_min, c.effective_min);
-    if (out.high_half_skipped)
-      t += "skipped    high half: the low half's min > max_apic_id returned before it (KVM before v5.5)\n";
-    for (const auto& w : out.speculation) t += fmt::format("speculate  {}\n", speculation_text(w, entries, b.clamp));
-    t += fmt::format("host work  {} bitmap bits in range, {} set bits examined, {} kvm_apic_set_irq calls\n",
-                     out.work.bits_in_range, out.work.set_bits_examined, out.work.set_irq_calls);
-  }
-  if (out.sched_yield_ran) {
-    const auto& y = out.yield;
-    std::string s;
-    if (!y.looked_up_apic_id)
-      s = fmt::format("dest_id {:#x} > max_apic_id {} (or no map): no target", y.dest_id, vm.kvm_max_apic_id());
-    else if (!y.target_vcpu)
-      s = fmt::format("phys_map[{}] is empty: no target", *y.looked_up_apic_id);
-    else
-      s = fmt::format("phys_map[{}] -> vCPU {}{}", *y.looked_up_apic_id, *y.target_vcpu,
-                      y.yield_attempted ? ", ready: kvm_vcpu_yield_to(vCPU)" : ", not ready (see --ready): no yield");
-    if (y.looked_up_apic_id && *y.looked_up_apic_id != y.dest_id)
-      s += fmt::format(" [dest_id {:#x} clamped to {} by array_index_nospec]", y.dest_id, *y.looked_up_apic_id);
-    t += fmt::format("yield      {}\n", s);
-    t += "note       host scheduler checks (single_task_running(), yield to self) are not modelled\n";
-  }
-  return KvmCallResult{std::move(j), std::move(t)};
+  if (out.send_ipi_ran) t += send_ipi_text(cr);
+  if (out.sched_yield_ran) t += sched_yield_text(cr);
+  return t;
+}
+
+}  // namespace
+
+KvmCallResult run_kvm_call(const KvmCallOptions& o) {
+  const auto version = kvm_pv_version_from_name(o.kvm);
+  if (!version) throw InputError("--kvm", fmt::format("unknown KVM version '{}' (see --kvm list)", o.kvm));
+  const KvmPvBehaviour b = kvm_pv_behaviour(*version);
+  const X86Vm vm = build_vm(o);
+  const HypercallRegs regs = build_regs(o);
+  if (o.cpl > 3) throw InputError("--cpl", fmt::format("{}: give 0..3", o.cpl));
+  if ((o.no_pv_send_ipi || o.no_pv_sched_yield) && !b.pv_feature_cpuid_checked)
+    throw InputError(o.no_pv_send_ipi ? "--no-pv-send-ipi" : "--no-pv-sched-yield",
+                     fmt::format("KVM {} does not check the guest's PV feature CPUID (KVM_CAP_ENFORCE_PV_FEATURE_CPUID "
+                                 "came with v5.10): the call runs whatever the CPUID says",
+                                 kvm_pv_version_name(*version)));
+  KvmCallHost host;
+  host.version = *version;
+  host.apic_map_present = !o.no_apic_map;
+  host.vcpu_ready.assign(vm.nr_vcpus(), false);
+  for (auto v : parse_vcpu_list(o.ready, vm.nr_vcpus(), "--ready")) host.vcpu_ready[v] = true;
+  KvmCallCaller caller;
+  caller.op_64_bit = !o.mode32;
+  caller.cpl = o.cpl;
+  caller.has_pv_send_ipi = !o.no_pv_send_ipi;
+  caller.has_pv_sched_yield = !o.no_pv_sched_yield;
+
+  const KvmCallOutcome out = kvm_emulate_pv_hypercall(vm, host, caller, regs);
+  const std::uint32_t entries = vm.kvm_max_apic_id() + 1;
+
+  const CallRun c{o, vm, *version, b, host, caller, regs, out, entries};
+  return KvmCallResult{call_json(c), call_text(c)};
 }
 
 std::string kvm_pv_list_text() {
