@@ -63,6 +63,11 @@ inline constexpr CostKey x2apic_icr_write_fastpath{"x2apic.icr_write_fastpath"};
 inline constexpr CostKey x2apic_native_icr_write{"x2apic.native_icr_write"};
 inline constexpr CostKey ipiv_icr_write{"ipiv.icr_write"};
 inline constexpr CostKey ipiv_pid_post{"ipiv.pid_post"};
+inline constexpr CostKey xapic_icr_write_exit{"xapic.icr_write_exit"};
+inline constexpr CostKey xapic_mmio_exit{"xapic.mmio_exit"};
+inline constexpr CostKey avic_icr_write{"avic.icr_write"};
+inline constexpr CostKey avic_doorbell{"avic.doorbell"};
+inline constexpr CostKey avic_incomplete_ipi{"avic.incomplete_ipi"};
 inline constexpr CostKey cpu_idle_exit{"cpu.idle_exit"};
 inline constexpr CostKey apic_interrupt_injection{"apic.interrupt_injection"};
 inline constexpr CostKey apic_event_injection{"apic.event_injection"};
@@ -80,6 +85,7 @@ inline constexpr CostKey gic_sgi_trap_return{"gic.sgi_trap_return"};
 inline constexpr CostKey gic_vgic_queue_sgi{"gic.vgic_queue_sgi"};
 inline constexpr CostKey gic_vcpu_kick{"gic.vcpu_kick"};
 inline constexpr CostKey gic_kick_exit{"gic.kick_exit"};
+inline constexpr CostKey gic_native_sgi1r_write{"gic.native_sgi1r_write"};
 // Arm GIC: the host driver's ITS commands and their completion wait (workload its_commands).
 inline constexpr CostKey its_creadr_read{"its.creadr_read"};
 inline constexpr CostKey its_command_write{"its.command_write"};
@@ -95,6 +101,7 @@ inline constexpr CostKey mem_cacheline_cross_socket{"mem.cacheline_cross_socket"
 // vCPU scheduling.
 inline constexpr CostKey vcpu_halt_exit{"vcpu.halt_exit"};
 inline constexpr CostKey vcpu_halt_wakeup{"vcpu.halt_wakeup"};
+inline constexpr CostKey vcpu_preempted_wait{"vcpu.preempted_wait"};
 inline constexpr CostKey vcpu_halt_poll_wakeup{"vcpu.halt_poll_wakeup"};
 }  // namespace keys
 

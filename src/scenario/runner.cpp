@@ -169,12 +169,13 @@ std::string host_label(const topology::Host& h) {
 }
 
 std::string vm_label(const topology::Vm& vm) {
-  std::vector<int> pcpus, halted, polling;
+  std::vector<int> pcpus, halted, polling, preempted;
   std::string remap;
   for (const auto& v : vm.vcpus) {
     pcpus.push_back(v.pcpu);
     if (v.initial_state == topology::VcpuState::Halted) halted.push_back(v.cpu);
     if (v.initial_state == topology::VcpuState::Polling) polling.push_back(v.cpu);
+    if (v.initial_state == topology::VcpuState::Preempted) preempted.push_back(v.cpu);
     if (v.vp_index != static_cast<std::uint32_t>(v.cpu))
       remap += fmt::format("{}{}->{}", remap.empty() ? "" : ",", v.cpu, topology::vp_index_text(v.vp_index));
   }
@@ -186,6 +187,7 @@ std::string vm_label(const topology::Vm& vm) {
                               vm.nr_cpus);
   if (!halted.empty()) s += fmt::format(", vCPUs idle in HLT: {}", topology::Host::format_cpu_list(halted));
   if (!polling.empty()) s += fmt::format(", vCPUs idle polling: {}", topology::Host::format_cpu_list(polling));
+  if (!preempted.empty()) s += fmt::format(", vCPUs preempted when idle: {}", topology::Host::format_cpu_list(preempted));
   if (!remap.empty()) s += fmt::format(", VP index map {}", remap);
   return s;
 }

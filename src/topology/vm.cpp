@@ -16,6 +16,7 @@ std::string_view vcpu_state_name(VcpuState s) {
     case VcpuState::Running: return "running";
     case VcpuState::Halted: return "halted";
     case VcpuState::Polling: return "polling";
+    case VcpuState::Preempted: return "preempted";
   }
   return "?";
 }
@@ -74,7 +75,8 @@ VcpuState parse_state(TableReader& r, std::string_view key, const std::string& s
   if (s == "running") return VcpuState::Running;
   if (s == "halted") return VcpuState::Halted;
   if (s == "polling") return VcpuState::Polling;
-  r.fail(key, fmt::format("'{}' is not a vCPU state; use \"running\", \"halted\" or \"polling\"", s));
+  if (s == "preempted") return VcpuState::Preempted;
+  r.fail(key, fmt::format("'{}' is not a vCPU state; use \"running\", \"halted\", \"polling\" or \"preempted\"", s));
 }
 
 
@@ -133,7 +135,8 @@ std::vector<int> read_pins(TableReader& r, const Host& host, int n, std::string_
 void read_state_lists(TableReader& r, Vm& vm, int n, std::string_view file) {
   std::vector<bool> listed(static_cast<std::size_t>(n), false);
   for (const auto& [list_key, state] : {std::pair<const char*, VcpuState>{"halted", VcpuState::Halted},
-                                        std::pair<const char*, VcpuState>{"polling", VcpuState::Polling}}) {
+                                        std::pair<const char*, VcpuState>{"polling", VcpuState::Polling},
+                                        std::pair<const char*, VcpuState>{"preempted", VcpuState::Preempted}}) {
     const toml::array* arr = r.opt_array(list_key);
     if (!arr) continue;
     for (std::size_t i = 0; i < arr->size(); ++i) {
@@ -141,7 +144,7 @@ void read_state_lists(TableReader& r, Vm& vm, int n, std::string_view file) {
       const auto c = toml_read::node_int(*arr->get(i), file, k, 0, n - 1);
       if (listed[static_cast<std::size_t>(c)])
         throw InputError(toml_read::place(file, arr->get(i)->source(), k),
-                         fmt::format("vCPU {} is listed in both vm.halted and vm.polling (or twice)", c));
+                         fmt::format("vCPU {} is listed twice in vm.halted, vm.polling and vm.preempted", c));
       listed[static_cast<std::size_t>(c)] = true;
       vm.vcpus[static_cast<std::size_t>(c)].initial_state = state;
     }

@@ -11,6 +11,10 @@
 //   halted   idle in HLT/WFI: an interrupt wakes it (vcpu.halt_wakeup), then it halts again
 //   polling  idle polling with TIF_POLLING_NRFLAG (guest idle=poll / the polling phase of
 //            haltpoll): running guest code, and a sender may skip its IPI (set_nr_if_polling)
+//   preempted  overcommit: when it has nothing to run, the host has given its pCPU to another
+//            thread (the vCPU thread is runnable but scheduled out; KVM's steal-time record has
+//            KVM_VCPU_PREEMPTED set): an interrupt waits until the host runs it again
+//            (vcpu.preempted_wait), and KVM PV TLB flush skips it (kvm_flush_tlb_multi)
 // This is the one description of a VM: the models' own views (x86::X86Vm, hv::GuestConfig, the
 // GIC's vPE map) are built from it by the mechanisms (src/workload/mechanisms/).
 //
@@ -25,6 +29,7 @@
 //   state = "running"           # state of every vCPU: "running" (default), "halted" or "polling"
 //   halted = [1, 2]             # optional: these vCPUs are "halted" (others take `state`)
 //   polling = [3]               # optional: these vCPUs are "polling" (a vCPU in both is an error)
+//   preempted = [4]             # optional: these vCPUs are "preempted" (in one list at most)
 //   vp_index = { 3 = 64, 5 = "inval" }  # optional overrides, guest CPU -> VP index (keys are CPU
 //                               # numbers): 0..2147483647 or "inval" (VP_INVAL, see below)
 //
@@ -60,7 +65,7 @@ inline constexpr std::uint32_t kVpInval = 0xFFFFFFFFu;
 /// "inval" for VP_INVAL, else the number.
 std::string vp_index_text(std::uint32_t vp);
 
-enum class VcpuState { Running, Halted, Polling };
+enum class VcpuState { Running, Halted, Polling, Preempted };
 std::string_view vcpu_state_name(VcpuState s);
 
 struct Vcpu {

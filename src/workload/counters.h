@@ -52,8 +52,12 @@ inline constexpr CounterKey vm_exits{"vm_exits"};
 inline constexpr CounterKey icr_writes{"icr_writes"};
 inline constexpr CounterKey icr_fastpath_exits{"icr_fastpath_exits"};
 inline constexpr CounterKey ipiv_icr_writes{"ipiv_icr_writes"};
+inline constexpr CounterKey avic_icr_writes{"avic_icr_writes"};
+inline constexpr CounterKey avic_incomplete_ipi_exits{"avic_incomplete_ipi_exits"};
+inline constexpr CounterKey pv_tlb_flush_skips{"pv_tlb_flush_skips"};
 inline constexpr CounterKey kicks{"kicks"};
 inline constexpr CounterKey sgir_writes{"sgir_writes"};
+inline constexpr CounterKey sgi1r_writes{"sgi1r_writes"};
 inline constexpr CounterKey its_local{"its_local"};
 inline constexpr CounterKey its_remote{"its_remote"};
 // The host driver's ITS commands (workload its_commands).

@@ -86,6 +86,11 @@ struct ArrivalSteps {
   bool posted = true;
   /// Bare metal (no hypervisor): paths running_native / halted_native.
   bool native = false;
+  /// A preempted target (vm.preempted, path preempted): the wait for the host to run its thread
+  /// again and the injection at that entry. Only mechanisms that model it set models_preempted (a
+  /// VM with preempted vCPUs and another mechanism is an input error).
+  std::vector<PlanStep> preempted;
+  bool models_preempted = false;
 };
 
 class Mechanism {
@@ -101,6 +106,10 @@ class Mechanism {
   /// The run's sample send shown exactly (workload.h SampleHypercall); nullopt when the mechanism
   /// issues no hypercalls or planned no send.
   virtual std::optional<SampleHypercall> sample_hypercall() const { return std::nullopt; }
+  /// KVM PV TLB flush (kvm_flush_tlb_multi): a TLB-flush call (HandlerBody::tlb_flush) skips the
+  /// targets whose steal-time record says preempted, setting KVM_VCPU_FLUSH_TLB there instead (the
+  /// host flushes at their next entry); the others get the call.
+  virtual bool pv_tlb_flush() const { return false; }
   /// The measured window starts at `now`: the core calls this where it resets its own statistics
   /// (at the warm-up's end, or at 0 without one), so resources the mechanism keeps restart there.
   virtual void begin_window(sim::Ps /*now*/) {}

@@ -55,7 +55,7 @@ class Multicast final : public Workload {
     cfg.compute_steps = {b.pricer.step("sender", "benchmark loop", guest_bench_loop)};
     cfg.csd_functions = {{{handler == "tlb_flush" ? b.pricer.step("target", "flush_tlb_func", guest_tlb_flush_handler)
                                                    : b.pricer.step("target", "the called function", guest_callback)},
-                          false}};
+                          false, handler == "tlb_flush"}};
     cfg.programs.resize(static_cast<std::size_t>(n));
     cfg.programs[sender] = std::make_unique<LoopProgram>(
         targets, std::vector<Op>{Op::mark(), Op::compute_step(0),

@@ -125,6 +125,12 @@ struct SendPlan {
   /// Per send: "hypercalls", "hypercalls.<name>", "native_fallbacks", "icr_writes", "vm_exits", ...
   std::vector<std::pair<CounterId, std::uint64_t>> counters;
   std::vector<std::string> notes;     ///< e.g. the oracle's verdict in words (shown once per run)
+  /// AVIC: the sender's steps when a write it issued (a sender step with deliveries) finds a target
+  /// not running (its thread blocked or preempted): the core runs them after that step, once per
+  /// such write, adds not_running_counters, and launches the write's deliveries after them. Empty:
+  /// the target's state never changes the sender's path.
+  std::vector<PlanStep> not_running;
+  std::vector<std::pair<CounterId, std::uint64_t>> not_running_counters;
   /// Expected duration of the sender steps (without spread), for reports and tests.
   sim::Ps sender_mean() const;
   /// Mean time from the start of the send until delivery `i` is pending at its target.

@@ -114,7 +114,7 @@ class Storm final : public Workload {
       cfg.csd_functions = {{{spec.params.get(kHandler) == "tlb_flush"
                                  ? b.pricer.step("target", "flush_tlb_func", guest_tlb_flush_handler)
                                  : b.pricer.step("target", "the called function", guest_callback)},
-                            false}};
+                            false, spec.params.get(kHandler) == "tlb_flush"}};
     } else {
       cfg.ipi_bodies = {HandlerBody{{}, true}};
       if (spec.params.has(kHandler.name)) throw InputError(spec.params.place("handler"), "only meaningful with send = \"call\"");

@@ -22,6 +22,10 @@
 //                         delivery's interconnect step, from the host latency matrix)
 //   running_native        bare metal (no hypervisor), the CPU runs code: the interrupt is taken as is
 //   halted_native         bare metal, the CPU idles in HLT/MWAIT: its C-state's exit latency
+//   preempted             overcommit (vm.preempted): the vCPU thread is scheduled out, its pCPU runs
+//                         another thread; the interrupt waits for the host to run it again, then
+//                         is injected at the entry (ArrivalSteps::preempted). Reported only by runs
+//                         with preempted vCPUs
 #pragma once
 
 #include <array>
@@ -41,6 +45,7 @@ enum class TargetPath : std::uint8_t {
   HaltedBlocked,
   RunningNative,
   HaltedNative,
+  Preempted,
   kCount
 };
 inline constexpr std::size_t kTargetPaths = static_cast<std::size_t>(TargetPath::kCount);
@@ -58,6 +63,7 @@ constexpr std::string_view target_path_counter(TargetPath p) {
     case TargetPath::HaltedBlocked: return "target_path.halted_blocked";
     case TargetPath::RunningNative: return "target_path.running_native";
     case TargetPath::HaltedNative: return "target_path.halted_native";
+    case TargetPath::Preempted: return "target_path.preempted";
     case TargetPath::kCount: break;
   }
   return "target_path.?";

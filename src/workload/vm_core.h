@@ -111,6 +111,9 @@ struct Agent {
   // The idle state it rests in when it has nothing to do (the VM's initial_state): Halted, Polling
   // or IdleSpin.
   VcpuState rest = VcpuState::IdleSpin;
+  // Rests preempted (vm.preempted): Halted in the core, its pCPU given to another host thread
+  // (vm_target_path.cpp); KVM's steal-time record says so (KVM_VCPU_PREEMPTED).
+  bool preempted = false;
   Program* prog = nullptr;
 
   // What it is doing (vcpu_state.h); every change goes through Core::move.
@@ -247,6 +250,17 @@ class Core {
   void check_waiters(Agent& g);
   // Target paths (vm_target_path.cpp).
   const std::vector<PlanStep>& arrival_path(Agent& g, const PendingIrq& irq, bool halted);
+  /// AVIC's IsRunning is clear for `g` at `t`: preempted, or in HLT with its thread blocked (past
+  /// KVM's halt-polling window: avic_vcpu_blocking runs only when KVM blocks the thread).
+  bool not_running(const Agent& g, Ps t) const;
+  /// The VM has preempted vCPUs: the mechanism must model them; their path's counter, PV TLB flush.
+  void init_preempted();
+  /// kvm_flush_tlb_multi: `targets` without the preempted vCPUs (each counted in
+  /// pv_tlb_flush_skips: KVM_VCPU_FLUSH_TLB set in its steal-time record, flushed at its next entry).
+  std::span<const unsigned> skip_preempted(std::span<const unsigned> targets);
+  /// SendPlan::not_running after sender step `k` when a delivery of that step [from `next`] finds its
+  /// target not running: the sender's exit, on its pCPU; returns when the sender continues.
+  Ps not_running_exit(Agent& g, const SendPlan& p, std::size_t next, std::size_t k, Ps t);
   void enter_halt(Agent& g, Ps t);
   void count_path(TargetPath p) {
     if (measuring_) counters_.add(c_path_[static_cast<std::size_t>(p)], 1);
@@ -314,6 +328,11 @@ class Core {
   Counters& counters_;
   std::array<CounterId, kTargetPaths> c_path_{};
   CounterId c_sends_, c_coalesced_, c_polling_, c_misdelivered_, c_lost_, c_ipis_, c_deliveries_;
+  // KVM PV TLB flush (Mechanism::pv_tlb_flush) with preempted vCPUs in the VM: on, its counter and
+  // the targets a flush call keeps (vm_target_path.cpp, skip_preempted).
+  bool pv_flush_ = false;
+  CounterId c_pv_flush_ = 0;
+  std::vector<unsigned> flush_targets_;
 
   // Priced by the core.
   PlanStep irq_entry_, eoi_, irq_exit_, csd_queue_, csd_unlock_, halt_exit_, ttwu_queue_, ttwu_pending_,

@@ -70,7 +70,9 @@ Core::Core(RunConfig& cfg, Pricer& pricer)
   c_lost_ = counters_.id("lost");
   c_ipis_ = counters_.id("ipis_delivered");
   c_deliveries_ = counters_.id("deliveries");
-  for (std::size_t p = 0; p < kTargetPaths; ++p) c_path_[p] = counters_.id(target_path_counter(static_cast<TargetPath>(p)));
+  // Every path is reported (0 when not taken), but preempted only in runs that have preempted vCPUs.
+  for (std::size_t p = 0; p < kTargetPaths; ++p)
+    if (static_cast<TargetPath>(p) != TargetPath::Preempted) c_path_[p] = counters_.id(target_path_counter(static_cast<TargetPath>(p)));
   for (const char* k : {"native_fallbacks", "hypercalls"}) counters_.id(k);
 
   irq_entry_ = pricer_.step("target", "interrupt entry", guest_irq_entry, 1, Lane::Guest);
@@ -85,7 +87,7 @@ Core::Core(RunConfig& cfg, Pricer& pricer)
     ttwu_pending_ = pricer_.step("target", "sched_ttwu_pending: activate the woken task", guest_ttwu_pending);
     context_switch_ = pricer_.step("cpu", "schedule(): context switch", guest_context_switch);
   }
-  bool any_halt = false, any_poll = false;
+  bool any_halt = false, any_poll = false, any_preempted = false;
   agents_.resize(static_cast<std::size_t>(vm.size()));
   for (const auto& v : vm.vcpus) {
     Agent& g = agents_[static_cast<std::size_t>(v.cpu)];
@@ -93,10 +95,12 @@ Core::Core(RunConfig& cfg, Pricer& pricer)
     g.pcpu = v.pcpu;
     g.node = host.cpu(v.pcpu).node;
     g.core = host.cpu(v.pcpu).core;
-    g.rest = v.initial_state == topology::VcpuState::Halted    ? VcpuState::Halted
+    g.preempted = v.initial_state == topology::VcpuState::Preempted;
+    any_preempted |= g.preempted;
+    g.rest = v.initial_state == topology::VcpuState::Halted || g.preempted ? VcpuState::Halted
              : v.initial_state == topology::VcpuState::Polling ? VcpuState::Polling
                                                                 : VcpuState::IdleSpin;
-    any_halt |= g.rest == VcpuState::Halted;
+    any_halt |= g.rest == VcpuState::Halted && !g.preempted;
     any_poll |= g.rest == VcpuState::Polling;
     g.csdq = sim::Occupancy(fmt::format("vcpu{}.call_single_queue", v.cpu), kWaitResolution);
     g.irq = sim::Resource(fmt::format("vcpu{}.interrupts", v.cpu), kWaitResolution);
@@ -108,6 +112,7 @@ Core::Core(RunConfig& cfg, Pricer& pricer)
     g.hv = static_cast<std::uint32_t>(hv_index_[v.pcpu]);
     if (static_cast<std::size_t>(v.cpu) < cfg_.programs.size()) g.prog = cfg_.programs[static_cast<std::size_t>(v.cpu)].get();
   }
+  if (any_preempted) init_preempted();
   if (any_halt) {
     halt_exit_ = pricer_.step("target", "idle: HLT/WFI exit, the vCPU blocks", vcpu_halt_exit, 1, Lane::TargetHv);
     halt_steps_ = {halt_exit_};

@@ -151,6 +151,9 @@ struct HandlerBody {
   /// Ipi bodies: the handler stores the flag the sender spins on (irq_received): the store first
   /// takes the line from the sender (one transfer), and the sender sees it one transfer later.
   bool sets_flag = false;
+  /// Call functions: a TLB flush (flush_tlb_func), which KVM PV TLB flush may skip on preempted
+  /// targets (Mechanism::pv_tlb_flush).
+  bool tlb_flush = false;
 };
 
 struct RunConfig {

@@ -39,15 +39,17 @@ const std::shared_ptr<const SendPlan>& Core::plan_for(unsigned sender, std::span
 
 void Core::do_call(Agent& g, Ps now) {
   need_.clear();
+  std::span<const unsigned> targets = g.op.targets;
+  if (pv_flush_ && cfg_.csd_functions.at(g.op.func).tlb_flush) [[unlikely]] targets = skip_preempted(targets);
   Csd e;
   e.sender = g.cpu;
   e.serial = g.serial;
   e.func = g.op.func;
   e.wait = g.op.wait;
   e.queued = now;
-  if (obs_) [[unlikely]] observe_queue(now, g.cpu, g.op.targets, false);
-  for (unsigned t : g.op.targets) enqueue(g, t, e, now, need_);
-  g.pending_acks = g.op.wait ? static_cast<std::uint32_t>(g.op.targets.size()) : 0;
+  if (obs_) [[unlikely]] observe_queue(now, g.cpu, targets, false);
+  for (unsigned t : targets) enqueue(g, t, e, now, need_);
+  g.pending_acks = g.op.wait ? static_cast<std::uint32_t>(targets.size()) : 0;
   g.ack_max = g.last_entry = g.send_start = g.send_end = now;
   // smp_call_function_many_cond: one CPU to interrupt -> send_call_function_single_ipi (which may
   // skip a polling target), several -> the mask.
@@ -55,7 +57,7 @@ void Core::do_call(Agent& g, Ps now) {
   if (!need_.empty()) {
     const bool one = need_.size() == 1;
     const Addressing a = one ? Addressing::One : g.op.addressing;
-    const std::uint32_t vector = one && g.op.targets.size() > 1 ? cfg_.call_single_vector : g.op.vector;
+    const std::uint32_t vector = one && targets.size() > 1 ? cfg_.call_single_vector : g.op.vector;
     call_targets_.assign(need_.begin(), need_.end());
     const auto& plan = plan_for(g.cpu, call_targets_, a, vector);
     execute_send(g, now, plan, true, g.op, vector, call_targets_);
@@ -158,6 +160,7 @@ Ps Core::send_steps(Agent& g, Ps t, const std::shared_ptr<const SendPlan>& plan,
     t += d;
     bd_.add(p.sender[k].id, d);
     if constexpr (kObserved) observe_step(g.cpu, nullptr, t - d, t - d, t, p.sender[k].id);
+    if (!p.not_running.empty()) [[unlikely]] t = not_running_exit(g, p, next, k, t);
     while (next < p.deliveries.size() && p.deliveries[next].after_sender_step <= k) {
       launch(plan, static_cast<std::uint32_t>(next), t, base);
       ++next;

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "x86/apic_icr.h"
+
 namespace ipilab::x86 {
 
 /// One WRMSR: x2APIC ICR (MSR 0x830, the full 64-bit value) or SELF IPI (MSR 0x83F, the vector).
@@ -41,10 +43,14 @@ struct SendWork {
 struct GuestSend {
   std::vector<MsrWrite> msr_writes;
   std::vector<PvIpiHypercall> hypercalls;
+  /// xAPIC mode (guest_xapic.h): each IPI is the MMIO pair ICR2 (0x310, destination) then ICR
+  /// (0x300, the write that sends), in program order.
+  std::vector<XapicIcr> mmio_writes;
   SendWork work;
-  /// Exits the send causes with no IPI virtualization (no IPIv/AVIC): one per WRMSR and per VMCALL.
+  /// Exits the send causes with APICv and no IPI virtualization (no IPIv/AVIC): one per WRMSR, per
+  /// VMCALL and per xAPIC ICR write (an APIC-write exit; the ICR2 write is virtualised).
   std::uint32_t exits() const {
-    return static_cast<std::uint32_t>(msr_writes.size() + hypercalls.size());
+    return static_cast<std::uint32_t>(msr_writes.size() + hypercalls.size() + mmio_writes.size());
   }
 };
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <stdexcept>
 
 namespace ipilab::x86 {
@@ -88,24 +89,7 @@ void match_all(const X86Vm& vm, std::uint32_t sender, const Icr& f, Matched& mat
 void deliver(const X86Vm& vm, std::uint32_t sender, const Icr& f, IcrWriteOutcome& out) {
   Matched matched;
   match_all(vm, sender, f, matched);
-  if (f.delivery_mode == DeliveryMode::LowestPriority && f.shorthand != Shorthand::Self) {
-    std::vector<std::uint32_t> cand;
-    for (auto v : matched) {
-      if (vm.vcpu(v).apic_sw_enabled) cand.push_back(v);
-    }
-    std::sort(cand.begin(), cand.end(), [&vm](std::uint32_t a, std::uint32_t b) {
-      return vm.apic_id(a) < vm.apic_id(b);
-    });
-    matched.clear();
-    if (!cand.empty()) matched.push_back(cand[f.vector % cand.size()]);
-  }
-  out.targets.reserve(out.targets.size() + matched.size());
-  for (auto v : matched) {
-    const bool ok = kvm_apic_accepts(vm.vcpu(v), vm.smm_supported(), f.delivery_mode, f.level_assert,
-                                     f.trigger);
-    out.targets.push_back(PvIpiTarget{v, vm.apic_id(v), ok});
-    if (ok) ++out.accepted;
-  }
+  kvm_deliver_to_matched(vm, f, std::span<const std::uint32_t>(matched.begin(), matched.size()), out);
 }
 
 /// `out` as a fresh IcrWriteOutcome, keeping its targets' storage.
@@ -117,6 +101,29 @@ void reset(IcrWriteOutcome& out) {
 }
 
 }  // namespace
+
+void kvm_deliver_to_matched(const X86Vm& vm, const Icr& f, std::span<const std::uint32_t> matched, IcrWriteOutcome& out) {
+  std::uint32_t lowest = 0;
+  if (f.delivery_mode == DeliveryMode::LowestPriority && f.shorthand != Shorthand::Self) {
+    std::vector<std::uint32_t> cand;
+    for (auto v : matched) {
+      if (vm.vcpu(v).apic_sw_enabled) cand.push_back(v);
+    }
+    std::sort(cand.begin(), cand.end(), [&vm](std::uint32_t a, std::uint32_t b) {
+      return vm.apic_id(a) < vm.apic_id(b);
+    });
+    if (cand.empty()) return;
+    lowest = cand[f.vector % cand.size()];
+    matched = std::span<const std::uint32_t>(&lowest, 1);
+  }
+  out.targets.reserve(out.targets.size() + matched.size());
+  for (auto v : matched) {
+    const bool ok = kvm_apic_accepts(vm.vcpu(v), vm.smm_supported(), f.delivery_mode, f.level_assert,
+                                     f.trigger);
+    out.targets.push_back(PvIpiTarget{v, vm.apic_id(v), ok});
+    if (ok) ++out.accepted;
+  }
+}
 
 bool kvm_x2apic_icr_fastpath_eligible(std::uint64_t icr) {
   const auto low = static_cast<std::uint32_t>(icr);

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "x86/apic_icr.h"
@@ -34,6 +35,11 @@ struct IcrWriteOutcome {
   std::vector<PvIpiTarget> targets;    ///< matched vCPUs (after lowest-priority selection), in order
   std::int64_t accepted = 0;           ///< targets whose APIC took the interrupt
 };
+
+/// The vCPUs an IPI described by `f` matched (ascending), after KVM's lowest-priority selection (one
+/// of them, by vector hashing) and acceptance (__apic_accept_irq), appended to out.targets: the part
+/// of kvm_irq_delivery_to_apic both APIC modes share.
+void kvm_deliver_to_matched(const X86Vm& vm, const Icr& f, std::span<const std::uint32_t> matched, IcrWriteOutcome& out);
 
 /// handle_fastpath_set_x2apic_icr_irqoff's test on the written value.
 bool kvm_x2apic_icr_fastpath_eligible(std::uint64_t icr);

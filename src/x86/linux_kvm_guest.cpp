@@ -24,10 +24,15 @@ void check_cpu(const X86Vm& vm, std::uint32_t cpu) {
 
 bool shorthand_on(const LinuxKvmGuestConfig& cfg) { return cfg.ipi_shorthand && !cfg.before_5_4; }
 
+GuestSend send_shorthand(const LinuxKvmGuestConfig& cfg, std::uint8_t vector, Shorthand which) {
+  return cfg.xapic ? xapic_send_ipi_shorthand(vector, which) : x2apic_send_ipi_shorthand(vector, which);
+}
+
 }  // namespace
 
 GuestSend linux_send_ipi(const X86Vm& vm, const LinuxKvmGuestConfig& cfg, std::uint32_t cpu,
                          std::uint8_t vector) {
+  if (cfg.xapic) return xapic_send_ipi_one(vm, cfg.xapic_driver, cpu, vector);
   return x2apic_send_ipi_one(vm, cfg.x2apic_mode, cpu, vector);
 }
 
@@ -37,6 +42,7 @@ GuestSend linux_send_ipi_mask(const X86Vm& vm, const LinuxKvmGuestConfig& cfg, s
     return exclude_self ? kvm_guest_send_ipi_mask_allbutself(vm, this_cpu, mask, vector)
                         : kvm_guest_send_ipi_mask(vm, mask, vector);
   }
+  if (cfg.xapic) return xapic_send_ipi_mask(vm, cfg.xapic_driver, this_cpu, mask, vector, exclude_self);
   return x2apic_send_ipi_mask(vm, cfg.x2apic_mode, this_cpu, mask, vector, exclude_self);
 }
 
@@ -48,14 +54,14 @@ GuestSend linux_send_ipi_allbutself(const X86Vm& vm, const LinuxKvmGuestConfig& 
     return linux_send_ipi_mask(vm, cfg, this_cpu, online_mask(vm), vector, true);
   }
   if (vm.nr_vcpus() < 2) return GuestSend{};
-  if (shorthand_on(cfg)) return x2apic_send_ipi_shorthand(vector, Shorthand::AllExcludingSelf);
+  if (shorthand_on(cfg)) return send_shorthand(cfg, vector, Shorthand::AllExcludingSelf);
   return linux_send_ipi_mask(vm, cfg, this_cpu, online_mask(vm), vector, true);
 }
 
 GuestSend linux_send_ipi_all(const X86Vm& vm, const LinuxKvmGuestConfig& cfg, std::uint32_t this_cpu,
                              std::uint8_t vector) {
   check_cpu(vm, this_cpu);
-  if (shorthand_on(cfg)) return x2apic_send_ipi_shorthand(vector, Shorthand::AllIncludingSelf);
+  if (shorthand_on(cfg)) return send_shorthand(cfg, vector, Shorthand::AllIncludingSelf);
   return linux_send_ipi_mask(vm, cfg, this_cpu, online_mask(vm), vector, false);
 }
 

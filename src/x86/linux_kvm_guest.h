@@ -23,6 +23,7 @@
 #include "x86/cpumask.h"
 #include "x86/guest_send.h"
 #include "x86/guest_x2apic.h"
+#include "x86/guest_xapic.h"
 #include "x86/vm.h"
 
 namespace ipilab::x86 {
@@ -32,6 +33,10 @@ struct LinuxKvmGuestConfig {
   bool pv_send_ipi = false;     ///< kvm_setup_pv_ipi() ran (see linux_pv_ipi_supported)
   bool ipi_shorthand = true;    ///< apic_use_ipi_shorthand static key (ignored when before_5_4)
   bool before_5_4 = false;      ///< 4.19-era entry points (see header comment)
+  /// The guest runs in xAPIC mode (no x2APIC: guest_xapic.h) with `xapic_driver`; x2apic_mode is
+  /// then unused. The entry points are the same (ipi.c, smp.c): only the driver's writes differ.
+  bool xapic = false;
+  XapicDriver xapic_driver = XapicDriver::Physflat;
 };
 
 /// apic->send_IPI(cpu, vector): always the native single ICR write (PV does not replace it).

@@ -29,7 +29,7 @@ refused "--max-ipis: -3 is negative" replay --max-ipis -3 "$src/data/traces/pipe
 "$ipilab" run seed003-ipi-hw --seed 18446744073709551615 --iterations 10 >/dev/null || fail "the largest seed is refused"
 
 # Did you mean: names looked up in the data folder and the registries, commands and options.
-refused "ipi-hw: no such scenario file, and no built-in scenario of that name; did you mean 'gicv3-vs-gicv4-ipi-hw' or 'seed003-ipi-hw'?" run ipi-hw
+refused "ipi-hw: no such scenario file, and no built-in scenario of that name; did you mean 'arm-ipi-hw-bare-metal', 'gicv3-vs-gicv4-ipi-hw' or 'seed003-ipi-hw'?" run ipi-hw
 refused "--base: no shipped profile 'kvm-skylake'; did you mean 'kvm-skylake-pv-ipi'? (shipped:" measure kvm --base kvm-skylake --profile-out p.toml
 refused "did you mean 'seed000-send-ipi-one' or 'seed000-vp-index'?" replay "$src/data/traces/pipe.dat" --scenario seed000
 refused "has no variant 'mainlin'; did you mean 'mainline' or 'mainline, NR_CPUS=64'? (variants:" run seed000-send-ipi-one --variant mainlin

@@ -658,7 +658,7 @@ TEST_F(ScenarioTest, Expect_MisspeltCounter_RefusedWhenRead_WithSuggestion) {
   const std::string head = "[scenario]\nworkload = \"ipi_hw\"\n[scenario.expect.base]\n";
   const std::string msg = input_error([&] { parse(head + "sgir_writs = 4\n"); });
   EXPECT_NE(msg.find("s.toml:4:1: scenario.expect.base.sgir_writs: 'sgir_writs' is neither a counter nor a metric of "
-                     "workload 'ipi_hw'; did you mean 'sgir_writes'? (its metrics: ipi_round_trip, send_cost, "
+                     "workload 'ipi_hw'; did you mean 'sgir_writes' or 'sgi1r_writes'? (its metrics: ipi_round_trip, send_cost, "
                      "delivery_latency; counters: 'ipilab list --counters')"),
             std::string::npos)
       << msg;

@@ -227,6 +227,7 @@ class HyperV final : public Mechanism {
     host_map_ = hv::guest_host_for(guest_->config(), kvm_);
     if (!host_map_.config.vp_index_of_vcpu.empty()) partition_.emplace(host_map_.config);
     arrival_ = x86_arrival(*pricer_, params);
+    x86_preempted_arrival(arrival_, *pricer_, ctx.vm);
   }
 
   // Which guest CPUs one send reached so far, and which it was meant to reach.

@@ -16,7 +16,8 @@ const std::vector<MechanismInfo>& registry() {
   static const std::vector<MechanismInfo> all = [] {
     std::vector<MechanismInfo> v{describe_hyperv(),  describe_x2apic_physical(), describe_x2apic_cluster(),
                                  describe_kvm_pv(),  describe_ipiv(),            describe_native_x86(),
-                                 describe_gicv4_1_vsgi(), describe_gicv3_emulated_sgi()};
+                                 describe_gicv4_1_vsgi(), describe_gicv3_emulated_sgi(), describe_native_gicv3(),
+                                 describe_xapic(), describe_avic(),          describe_x2avic()};
     std::sort(v.begin(), v.end(), [](const MechanismInfo& a, const MechanismInfo& b) { return a.name < b.name; });
     return v;
   }();

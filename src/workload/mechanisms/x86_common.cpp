@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "x86/cpumask.h"
 #include "x86/kvm_icr.h"
 #include "x86/kvm_pv_ipi.h"
@@ -17,6 +19,13 @@ x86::X86Vm x86_view(const topology::Vm& vm) { return x86::X86Vm::identity(static
 namespace {
 
 constexpr std::string_view kSender = "sender";
+
+// What AVIC's hardware sends without an exit: fixed delivery, edge-triggered, any destination form
+// (AMD64 APM Vol. 2, AVIC "Interprocessor Interrupts"; KVM avic_incomplete_ipi_interception emulates
+// the others: AVIC_IPI_FAILURE_INVALID_INT_TYPE).
+bool avic_accelerates(std::uint32_t icr_low) {
+  return (icr_low & x86::icr_bits::kModeMask) == x86::icr_bits::kDmFixed && (icr_low & x86::icr_bits::kLevelTrig) == 0;
+}
 
 // One send's deliveries: the interconnect step from the sender's node to each target node is looked
 // up once per node (Pricer labels are registered in the order first needed, as before).
@@ -80,6 +89,48 @@ class Lazy {
   std::optional<PlanStep> step_;
 };
 
+// KVM_HC_SEND_IPI calls of a PV send, executed by KVM's kvm_pv_send_ipi.
+void price_pv_hypercalls(SendPlan& p, Pricer& pr, const x86::X86Vm& xvm, const x86::GuestSend& gs, Deliveries& out,
+                         std::vector<bool>& got, const std::vector<bool>& asked) {
+  x86::KvmPvGuestState state;
+  const x86::PvIpiExecution ex = x86::kvm_pv_execute(xvm, x86::KvmPvIpiHostState{}, true, gs, state);
+  Lazy hc_exit(pr, "VM exit for KVM_HC_SEND_IPI", vm_exit_entry), hc_call(pr, "KVM_HC_SEND_IPI dispatch and bitmap walk", kvm_pv_send_ipi_call),
+      hc_dest(pr, "kvm_apic_set_irq for one destination", kvm_pv_send_ipi_per_dest);
+  for (const auto& call : ex.calls) {
+    p.sender.push_back(hc_exit.get());
+    p.sender.push_back(hc_call.get());
+    for (const auto& t : call.ipi.targets) {
+      if (!t.accepted) continue;
+      p.sender.push_back(hc_dest.get());
+      out.add(t.vcpu, t.vcpu < asked.size() && asked[t.vcpu]);
+      got[t.vcpu] = true;
+    }
+  }
+  if (!ex.calls.empty()) {
+    add_counter(p, pr, counters::hypercalls, ex.calls.size());
+    add_counter(p, pr, per_call_counter("KVM_HC_SEND_IPI"), ex.calls.size());
+    add_counter(p, pr, counters::vm_exits, ex.calls.size());
+  }
+}
+
+// An xAPIC ICR write KVM handles: with APICv one APIC-write exit; without, the idle wait's ICR read,
+// the ICR2 and the ICR writes are MMIO exits. Returns the exits.
+std::uint64_t xapic_exit_steps(SendPlan& p, Lazy& exit, Lazy& mmio, Lazy& icr, bool apicv) {
+  for (int i = 0; i < (apicv ? 1 : 3); ++i) {
+    p.sender.push_back(exit.get());
+    if (!apicv) p.sender.push_back(mmio.get());
+  }
+  p.sender.push_back(icr.get());
+  return apicv ? 1 : 3;
+}
+
+// AVIC: a write whose target is not running ends in AVIC_INCOMPLETE_IPI (the core decides, per write).
+void avic_not_running(SendPlan& p, Pricer& pr) {
+  p.not_running = {pr.step(kSender, "#VMEXIT(AVIC_INCOMPLETE_IPI): a target is not running", vm_exit_entry, 1, Lane::Exit),
+                   pr.step(kSender, "avic_incomplete_ipi_interception -> avic_kick_target_vcpus", avic_incomplete_ipi, 1, Lane::Exit)};
+  p.not_running_counters = {{pr.counters().id(counters::vm_exits), 1}, {pr.counters().id(counters::avic_incomplete_ipi_exits), 1}};
+}
+
 }  // namespace
 
 std::vector<int> node_of_cpus(const topology::Host& host, const topology::Vm& vm) {
@@ -101,13 +152,17 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
   Deliveries out(p, pr, host, vm, sender, node_of_cpu);
   p.sender.reserve(p.sender.size() + 3 * gs.msr_writes.size() + 3 * gs.hypercalls.size() + intended.size());
   p.deliveries.reserve(p.deliveries.size() + intended.size());
+  Lazy xapic_icr(pr, "KVM handles the xAPIC ICR write (kvm_lapic_reg_write -> kvm_apic_send_ipi)", xapic_icr_write_exit),
+      xapic_mmio(pr, "MMIO exit: emulate one xAPIC register access", xapic_mmio_exit);
   Lazy icr_exit(pr, "VM exit for the ICR write", vm_exit_entry), icr_emulate(pr, "hypervisor emulates the ICR write", x2apic_icr_write_exit),
       icr_dest(pr, "deliver to one destination APIC", x2apic_icr_dest_per_target),
       icr_fast(pr, "KVM's IRQs-off fastpath handles the ICR write", x2apic_icr_write_fastpath),
       ipiv_write(pr, "ICR write virtualised by the CPU (IPIv): no exit", ipiv_icr_write, Lane::Guest),
       ipiv_post(pr, "the CPU posts into the target's PID and notifies it", ipiv_pid_post, Lane::Guest),
-      native_write(pr, "x2APIC ICR write (WRMSR, no hypervisor)", x2apic_native_icr_write, Lane::Guest);
-  std::uint64_t icr_writes = 0, exits = 0, fast = 0, virtualised = 0;
+      native_write(pr, "x2APIC ICR write (WRMSR, no hypervisor)", x2apic_native_icr_write, Lane::Guest),
+      avic_write(pr, "ICR write accelerated by AVIC: no exit", avic_icr_write, Lane::Guest),
+      avic_bell(pr, "AVIC sets the vector in the target's backing page, rings its doorbell", avic_doorbell, Lane::Guest);
+  std::uint64_t icr_writes = 0, exits = 0, fast = 0, virtualised = 0, by_avic = 0;
   x86::IcrWriteOutcome o;  // one per write, its storage reused
   for (const auto& w : gs.msr_writes) {
     if (w.msr != 0x830 && w.msr != 0x83F) continue;
@@ -120,8 +175,12 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
     // APIC-write exit emulated as without it.
     const bool by_cpu = opt.ipiv && o.fastpath && w.msr == 0x830;
     const bool by_fastpath = !by_cpu && opt.icr_fastpath && o.fastpath && w.msr == 0x830;
+    const bool avic = opt.avic && w.msr == 0x830 && avic_accelerates(static_cast<std::uint32_t>(o.effective_icr));
     ++icr_writes;
-    if (opt.native) {
+    if (avic) {
+      p.sender.push_back(avic_write.get());
+      ++by_avic;
+    } else if (opt.native) {
       p.sender.push_back(native_write.get());
     } else if (by_cpu) {
       p.sender.push_back(ipiv_write.get());
@@ -134,38 +193,38 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
     }
     for (const auto& t : o.targets) {
       if (!t.accepted) continue;
-      if (by_cpu) p.sender.push_back(ipiv_post.get());
+      if (avic) p.sender.push_back(avic_bell.get());
+      else if (by_cpu) p.sender.push_back(ipiv_post.get());
       else if (!opt.native) p.sender.push_back(icr_dest.get());
       out.add(t.vcpu, was_asked(t.vcpu));
       got[t.vcpu] = true;
     }
   }
+  for (const auto& w : gs.mmio_writes) {
+    x86::kvm_xapic_icr_write(xvm, opt.xapic_driver, sender, w, o);
+    const bool avic = opt.avic && avic_accelerates(w.icr);
+    ++icr_writes;
+    if (avic) {
+      p.sender.push_back(avic_write.get());
+      ++by_avic;
+    } else {
+      exits += xapic_exit_steps(p, icr_exit, xapic_mmio, xapic_icr, opt.xapic_apicv);
+    }
+    for (const auto& t : o.targets) {
+      if (!t.accepted) continue;
+      p.sender.push_back(avic ? avic_bell.get() : icr_dest.get());
+      out.add(t.vcpu, was_asked(t.vcpu));
+      got[t.vcpu] = true;
+    }
+  }
+  if (by_avic) avic_not_running(p, pr);
   // The plan's counters are sums per name: added once per send, in the order they first appeared.
   if (icr_writes) add_counter(p, pr, counters::icr_writes, icr_writes);
   if (exits) add_counter(p, pr, counters::vm_exits, exits);
   if (fast) add_counter(p, pr, counters::icr_fastpath_exits, fast);
   if (virtualised) add_counter(p, pr, counters::ipiv_icr_writes, virtualised);
-  if (!gs.hypercalls.empty()) {
-    x86::KvmPvGuestState state;
-    const x86::PvIpiExecution ex = x86::kvm_pv_execute(xvm, x86::KvmPvIpiHostState{}, true, gs, state);
-    Lazy hc_exit(pr, "VM exit for KVM_HC_SEND_IPI", vm_exit_entry), hc_call(pr, "KVM_HC_SEND_IPI dispatch and bitmap walk", kvm_pv_send_ipi_call),
-        hc_dest(pr, "kvm_apic_set_irq for one destination", kvm_pv_send_ipi_per_dest);
-    for (const auto& call : ex.calls) {
-      p.sender.push_back(hc_exit.get());
-      p.sender.push_back(hc_call.get());
-      for (const auto& t : call.ipi.targets) {
-        if (!t.accepted) continue;
-        p.sender.push_back(hc_dest.get());
-        out.add(t.vcpu, was_asked(t.vcpu));
-        got[t.vcpu] = true;
-      }
-    }
-    if (!ex.calls.empty()) {
-      add_counter(p, pr, counters::hypercalls, ex.calls.size());
-      add_counter(p, pr, per_call_counter("KVM_HC_SEND_IPI"), ex.calls.size());
-      add_counter(p, pr, counters::vm_exits, ex.calls.size());
-    }
-  }
+  if (by_avic) add_counter(p, pr, counters::avic_icr_writes, by_avic);
+  if (!gs.hypercalls.empty()) price_pv_hypercalls(p, pr, xvm, gs, out, got, asked);
   for (unsigned cpu : intended)
     if (cpu >= got.size() || !got[cpu]) p.lost.push_back({static_cast<int>(cpu), "the model delivered nothing to it"});
 }
@@ -184,8 +243,14 @@ X86NativeMechanism::X86NativeMechanism(MechanismContext& ctx, std::string name, 
     : host_(&ctx.host), vm_(&ctx.vm), pricer_(&ctx.pricer), xvm_(x86_view(ctx.vm)), name_(std::move(name)), options_(options) {
   cfg_.x2apic_mode = mode;
   cfg_.pv_send_ipi = pv;
+  cfg_.xapic = options_.xapic;
+  if (options_.xapic) {
+    options_.xapic_driver = read_xapic_driver(ctx.params, xvm_.nr_vcpus());
+    cfg_.xapic_driver = options_.xapic_driver;
+  }
   read_x86_send_params(ctx.params, cfg_, options_);
-  arrival_ = options_.native ? x86_native_arrival(*pricer_) : x86_arrival(*pricer_, ctx.params);
+  arrival_ = options_.native ? x86_native_arrival(*pricer_) : x86_arrival(*pricer_, ctx.params, options_.inhibited);
+  if (!options_.native) x86_preempted_arrival(arrival_, *pricer_, ctx.vm);
 }
 
 SendPlan X86NativeMechanism::plan(const SendRequest& r) {
@@ -217,6 +282,14 @@ std::vector<std::pair<std::string, std::string>> X86NativeMechanism::settings() 
   std::vector<std::pair<std::string, std::string>> s{{"mechanism", name_}};
   if (cfg_.ipi_shorthand) s.emplace_back("IPI shorthand", "on: a call-function IPI to every other CPU is one all-but-self ICR write");
   if (options_.icr_fastpath) s.emplace_back("ICR write fastpath", "on (KVM handle_fastpath_set_x2apic_icr_irqoff)");
+  if (options_.pv_tlb_flush) s.emplace_back("PV TLB flush", "on: TLB-flush calls skip preempted vCPUs (kvm_flush_tlb_multi)");
+  if (options_.avic) s.emplace_back("AVIC", "on: fixed ICR writes without an exit; AVIC_INCOMPLETE_IPI exit for a target not running");
+  if (options_.inhibited) s.emplace_back("AVIC", "inhibited for this VM: every ICR write exits, no posted interrupts");
+  if (options_.xapic) {
+    s.emplace_back("APIC mode", fmt::format("xAPIC, Linux driver {}", x86::to_string(options_.xapic_driver)));
+    if (!options_.avic)
+      s.emplace_back("xAPIC ICR write", options_.xapic_apicv ? "APIC-write exit (APICv)" : "MMIO exits: ICR read, ICR2, ICR");
+  }
   return s;
 }
 

@@ -37,6 +37,28 @@ struct X86SendOptions {
   bool ipiv = false;
   /// Bare metal: each ICR write is x2apic.native_icr_write, no exit, no hypervisor work per target.
   bool native = false;
+  /// The guest's writes are xAPIC MMIO pairs (GuestSend::mmio_writes, driver `xapic_driver`). With
+  /// `xapic_apicv` (APIC-register virtualisation) the ICR2 write and the idle wait's ICR read cause
+  /// no exit and the ICR write is an APIC-write exit (vm.exit_entry + xapic.icr_write_exit); without
+  /// it all three are MMIO exits (vm.exit_entry + xapic.mmio_exit each), the last also
+  /// xapic.icr_write_exit.
+  bool xapic = false;
+  x86::XapicDriver xapic_driver = x86::XapicDriver::Physflat;
+  bool xapic_apicv = true;
+  /// AMD AVIC / x2AVIC (AMD64 APM Vol. 2, "Advanced Virtual Interrupt Controller"): a fixed,
+  /// edge-triggered ICR write (any destination form) causes no exit; the CPU sets the vector in each
+  /// target's vAPIC backing page and rings the doorbell of a running target (avic.icr_write +
+  /// avic.doorbell per target). A write with a target that is not running (IsRunning clear: blocked
+  /// or preempted) ends in #VMEXIT(AVIC_INCOMPLETE_IPI) on the sender (SendPlan::not_running:
+  /// vm.exit_entry + avic.incomplete_ipi, KVM avic_incomplete_ipi_interception ->
+  /// avic_kick_target_vcpus). Other delivery modes exit and are emulated as without AVIC.
+  bool avic = false;
+  /// KVM inhibited APICv/AVIC for the VM (e.g. APICV_INHIBIT_REASON_PHYSICAL_ID_TOO_BIG): no posted
+  /// interrupts, every ICR write exits; `inhibit_reason` says why (a note of the run).
+  bool inhibited = false;
+  std::string inhibit_reason;
+  /// KVM PV TLB flush (kvm-pv's pv_tlb_flush): Mechanism::pv_tlb_flush.
+  bool pv_tlb_flush = false;
 };
 
 /// Appends the steps and deliveries of `send` (issued by `sender`) to `plan`; `intended` are the CPUs
@@ -53,7 +75,8 @@ std::vector<int> node_of_cpus(const topology::Host& host, const topology::Vm& vm
 /// The target side by its state (x86_target.cpp): running: apic.interrupt_injection (APICv) or an exit
 /// + apic.event_injection (apicv = false); halted: vcpu.halt_wakeup, or vcpu.halt_poll_wakeup when
 /// KVM's halt-polling catches it (halt_poll_ns); the windows of halt_poll_ns and guest_halt_poll_ns.
-ArrivalSteps x86_arrival(Pricer& pricer, const Params& params);
+/// `force_exit`: a running target is kicked and injected whatever `apicv` says (APICv inhibited).
+ArrivalSteps x86_arrival(Pricer& pricer, const Params& params, bool force_exit = false);
 /// The [workload] keys x86_arrival reads (every x86 mechanism declares them) and the keys it may price.
 std::vector<ParamInfo> x86_target_params();
 std::vector<cost::CostKey> x86_target_cost_keys();
@@ -63,13 +86,23 @@ std::vector<cost::CostKey> x86_target_cost_keys();
 std::vector<cost::CostKey> x86_icr_cost_keys();
 std::vector<cost::CostKey> kvm_pv_cost_keys();
 
+/// A preempted target (vm.preempted): vcpu.preempted_wait, then the injection at that entry
+/// (apic.interrupt_injection posted, apic.event_injection without); filled only when `vm` has
+/// preempted vCPUs (profiles without vcpu.preempted_wait run everything else).
+void x86_preempted_arrival(ArrivalSteps& a, Pricer& pricer, const topology::Vm& vm);
 /// Bare metal: a running CPU takes the interrupt as is; a CPU in HLT/MWAIT pays cpu.idle_exit.
 ArrivalSteps x86_native_arrival(Pricer& pricer);
+/// The hosted target-side keys without `apicv` (AVIC: the interrupts are always posted).
+std::vector<ParamInfo> x86_target_params_posted();
+/// `apic_driver` (the xAPIC guests: xapic, avic), read into options.xapic_driver for a VM of `n` vCPUs.
+ParamInfo xapic_driver_param();
+x86::XapicDriver read_xapic_driver(const Params& params, std::uint32_t n);
 /// `shorthand` (every x86 mechanism that writes ICRs) and, with `fastpath`, `icr_fastpath`.
 std::vector<ParamInfo> x86_send_params(bool fastpath);
 /// What an x86 mechanism declares: x86_send_params(fastpath) followed by x86_target_params().
 std::vector<ParamInfo> x86_mechanism_params(bool fastpath);
-/// Reads them into the guest's configuration and the options (icr_fastpath unless ipiv or native).
+/// Reads them into the guest's configuration and the options (icr_fastpath unless ipiv, native,
+/// xapic or avic).
 void read_x86_send_params(const Params& params, x86::LinuxKvmGuestConfig& cfg, X86SendOptions& options);
 
 /// x2apic-physical, x2apic-cluster, kvm-pv, ipiv and native-x86: the Linux guest's send paths
@@ -81,6 +114,11 @@ class X86NativeMechanism final : public Mechanism {
   SendPlan plan(const SendRequest& request) override;
   const ArrivalSteps& arrival() const override { return arrival_; }
   std::vector<std::pair<std::string, std::string>> settings() const override;
+  bool pv_tlb_flush() const override { return options_.pv_tlb_flush; }
+  std::vector<std::string> notes() const override {
+    if (options_.inhibited) return {options_.inhibit_reason};
+    return {};
+  }
 
  private:
   const topology::Host* host_;

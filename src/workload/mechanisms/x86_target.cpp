@@ -1,6 +1,11 @@
 // The target side of every x86 mechanism: its parameters (APICv, KVM's host halt-polling, the guest's
 // cpuidle-haltpoll) and the arrival steps by target state (target_path.h names the paths).
+#include <algorithm>
 #include <limits>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
 
 #include "workload/mechanisms/x86_common.h"
 
@@ -49,7 +54,36 @@ const BoolParam kIcrFastpath{"icr_fastpath", false,
                              "x2apic.icr_write_fastpath instead of x2apic.icr_write_exit; false = the full exit path "
                              "(Linux < 5.5 hosts, the shipped x86 fits)"};
 
+constexpr std::string_view kDrivers[] = {"auto", "flat", "physflat"};
+const ChoiceParam kXapicDriver{"apic_driver", "auto", kDrivers,
+                               "the guest's xAPIC driver (arch/x86/kernel/apic/apic_flat_64.c): flat = logical flat, one "
+                               "ICR write for up to 8 CPUs (LDR 1 << cpu); physflat = one physical ICR write per target; "
+                               "auto = as Linux picks (physflat_probe: physflat above 8 possible CPUs)"};
+
 }  // namespace
+
+ParamInfo xapic_driver_param() { return info(kXapicDriver); }
+
+x86::XapicDriver read_xapic_driver(const Params& params, std::uint32_t n) {
+  const std::string d = params.get(kXapicDriver);
+  if (n > 255)
+    throw InputError(params.place("mechanism"),
+                     fmt::format("a {}-vCPU VM cannot run in xAPIC mode (8-bit APIC IDs, 0xFF is the broadcast): use an "
+                                 "x2APIC mechanism (x2apic-physical, x2avic, ipiv)", n));
+  if (d == "flat" && n > 8)
+    throw InputError(params.place("apic_driver"),
+                     fmt::format("the flat driver addresses 8 CPUs (one LDR bit each); this VM has {} vCPUs: use "
+                                 "\"physflat\" or \"auto\"", n));
+  if (d == "flat") return x86::XapicDriver::Flat;
+  if (d == "physflat") return x86::XapicDriver::Physflat;
+  return x86::linux_xapic_driver(n);
+}
+
+std::vector<ParamInfo> x86_target_params_posted() {
+  std::vector<ParamInfo> v = x86_target_params();
+  v.erase(v.begin());  // apicv
+  return v;
+}
 
 std::vector<ParamInfo> x86_target_params() {
   return {info(kApicv),          info(kHaltPoll),          info(kHaltPollGrow),     info(kHaltPollGrowStart),
@@ -71,7 +105,8 @@ std::vector<ParamInfo> x86_send_params(bool fastpath) {
 
 void read_x86_send_params(const Params& params, x86::LinuxKvmGuestConfig& cfg, X86SendOptions& options) {
   cfg.ipi_shorthand = params.get(kShorthand);
-  if (!options.ipiv && !options.native) options.icr_fastpath = params.get(kIcrFastpath);
+  if (!options.ipiv && !options.native && !options.xapic && !options.avic) options.icr_fastpath = params.get(kIcrFastpath);
+  if (options.xapic && !options.avic) options.xapic_apicv = params.get(kApicv);
 }
 
 ArrivalSteps x86_native_arrival(Pricer& pr) {
@@ -81,13 +116,25 @@ ArrivalSteps x86_native_arrival(Pricer& pr) {
   return a;
 }
 
-std::vector<cost::CostKey> x86_target_cost_keys() {
-  return {apic_interrupt_injection, apic_event_injection, vcpu_halt_wakeup, vcpu_halt_poll_wakeup};
+void x86_preempted_arrival(ArrivalSteps& a, Pricer& pr, const topology::Vm& vm) {
+  a.models_preempted = true;
+  const bool any = std::any_of(vm.vcpus.begin(), vm.vcpus.end(),
+                               [](const topology::Vcpu& v) { return v.initial_state == topology::VcpuState::Preempted; });
+  if (!any) return;
+  a.preempted = {pr.step("target", "preempted: wait for the host to run the vCPU thread again", vcpu_preempted_wait, 1, Lane::Wire)};
+  if (a.posted)
+    a.preempted.push_back(pr.step("target", "the posted interrupt synced at the entry (PIR -> vIRR)", apic_interrupt_injection, 1, Lane::Wire));
+  else
+    a.preempted.push_back(pr.step("target", "KVM injects the vector at VM entry", apic_event_injection, 1, Lane::TargetHv));
 }
 
-ArrivalSteps x86_arrival(Pricer& pr, const Params& params) {
+std::vector<cost::CostKey> x86_target_cost_keys() {
+  return {apic_interrupt_injection, apic_event_injection, vcpu_halt_wakeup, vcpu_halt_poll_wakeup, vcpu_preempted_wait};
+}
+
+ArrivalSteps x86_arrival(Pricer& pr, const Params& params, bool force_exit) {
   ArrivalSteps a;
-  a.posted = params.get(kApicv);
+  a.posted = !force_exit && params.get(kApicv);
   if (a.posted) {
     a.running = {pr.step("target", "interrupt a running vCPU (posted interrupt)", apic_interrupt_injection, 1, Lane::Wire)};
   } else {
