@@ -9,11 +9,7 @@
 // Speed: events are not std::function. A callable of up to kInlineBytes (48) bytes that is nothrow
 // move-constructible is stored in place inside a slot of a chunked pool (slots never move, so no
 // relocation); a larger one is heap-allocated once (allowed, but slower: capture pointers/indices).
-// The queue holds 24-byte (time, seq, slot) keys; bench/sim measures the rate. The event scheduled
-// last is held beside the queue until another is scheduled or the running event returns: when it
-// is then the earliest pending one (e.g. a round trip between two vCPUs, one event in flight at a
-// time), it runs without entering the queue. That changes no order: every event still runs in
-// (time, seq) order.
+// The queue holds 24-byte (time, seq, slot) keys; bench/sim measures the rate.
 //
 // The queue (event_queue.h) and why it is a radix queue. Every candidate ran inside this same
 // engine in one bench_sim run (BM_Engine<...>: a hold model with 2 / 64 / 4096 / 65536 pending
@@ -141,7 +137,7 @@ class BasicSimulator {
     if (when < now_ || when > kHorizon) [[unlikely]] bad_time(when);
     const std::uint32_t s = pool_.alloc();
     emplace(pool_[s], std::forward<F>(f));
-    hold(EventKey{when.v, next_seq_++, s});
+    queue_.push(EventKey{when.v, next_seq_++, s});
   }
 
   /// Schedules `f` after `delay` (>= 0) from now().
@@ -155,7 +151,7 @@ class BasicSimulator {
   std::uint64_t run() {
     stopped_ = false;
     const std::uint64_t before = events_run_;
-    while ((held_ || !queue_.empty()) && !stopped_) run_one();
+    while (!queue_.empty() && !stopped_) run_one();
     return events_run_ - before;
   }
 
@@ -164,11 +160,7 @@ class BasicSimulator {
   std::uint64_t run_until(Ps limit) {
     stopped_ = false;
     const std::uint64_t before = events_run_;
-    unhold();  // one queue to look at
-    while (!queue_.empty() && !stopped_ && queue_.min_time() <= limit.v) {
-      run_one();
-      unhold();
-    }
+    while (!queue_.empty() && !stopped_ && queue_.min_time() <= limit.v) run_one();
     if (!stopped_ && now_ < limit) now_ = limit;
     return events_run_ - before;
   }
@@ -178,7 +170,6 @@ class BasicSimulator {
 
   /// Drops every pending event (destroying the callables) without running them.
   void clear() noexcept {
-    unhold();
     queue_.for_each([this](const EventKey& k) {
       detail::SlotPool::Slot& sl = pool_[k.slot];
       sl.drop(sl.buf);
@@ -188,7 +179,7 @@ class BasicSimulator {
   }
 
   /// Pending events.
-  std::size_t pending() const noexcept { return queue_.size() + (held_ ? 1 : 0); }
+  std::size_t pending() const noexcept { return queue_.size(); }
   /// Events run since construction.
   std::uint64_t events_run() const noexcept { return events_run_; }
   /// Slots allocated in the pool (the high-water mark of pending events, rounded up to a chunk):
@@ -213,38 +204,8 @@ class BasicSimulator {
     throw std::logic_error("sim::Simulator::at: time in the past");
   }
 
-  // The held event: the one scheduled last, kept out of the queue until the next is scheduled or
-  // the running event returns. When it is then earlier than everything queued, it is the next event
-  // and runs without a push and a pop (a unicast round trip's events are nearly all of this kind);
-  // otherwise it joins the queue. Keys still enter the queue in seq order (the radix queue keeps
-  // equal times in push order), and events run in (time, seq) order either way.
-  void hold(const EventKey& k) {
-    if (held_) queue_.push(held_key_);
-    held_ = min_is_cheap();  // a large queue takes it at once (it would rarely be the next)
-    if (held_) held_key_ = k;
-    else queue_.push(k);
-  }
-  void unhold() {
-    if (held_) queue_.push(held_key_);
-    held_ = false;
-  }
-  /// min_time() is one load: the radix queue while it is a small heap. (Other queues are asked only
-  /// whether they are empty, so that bench/sim's comparison of queues measures the queues.)
-  bool min_is_cheap() noexcept {
-    if constexpr (requires(const Queue& q) { q.small(); }) return queue_.small();
-    else return false;
-  }
-  EventKey next_key() {
-    if (held_) {
-      held_ = false;
-      if (queue_.empty() || (min_is_cheap() && queue_.min_time() > held_key_.t)) return held_key_;
-      queue_.push(held_key_);
-    }
-    return queue_.pop();
-  }
-
   void run_one() {
-    const EventKey k = next_key();
+    const EventKey k = queue_.pop();
     now_ = Ps{k.t};
     ++events_run_;
     Slot& sl = pool_[k.slot];
@@ -294,8 +255,6 @@ class BasicSimulator {
   std::uint64_t next_seq_ = 0;
   std::uint64_t events_run_ = 0;
   Queue queue_;
-  bool held_ = false;
-  EventKey held_key_{};
   detail::SlotPool pool_;
 };
 

@@ -148,8 +148,6 @@ class RadixEventQueue {
 
   bool empty() const noexcept { return size_ == 0; }
   std::size_t size() const noexcept { return size_; }
-  /// True while the keys are in the small binary heap (min_time() is then one load).
-  bool small() const noexcept { return small_; }
 
   [[gnu::always_inline]] void push(EventKey k) {
     if (small_) {
