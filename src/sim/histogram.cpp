@@ -56,6 +56,28 @@ void Histogram::record_n(std::int64_t v, std::uint64_t n) {
   sum_ += static_cast<unsigned __int128>(v) * n;
 }
 
+void Histogram::record_batch(const std::int64_t* v, std::size_t n) {
+  constexpr std::size_t kChunk = 64;
+  std::size_t at[kChunk];
+  while (n > 0) {
+    const std::size_t m = n < kChunk ? n : kChunk;
+    // Blocks first (add_block may move counts_), then every counter's line asked for, then the
+    // updates in order (record()'s, so min, max, sum and Welford's moments are its values).
+    for (std::size_t i = 0; i < m; ++i) {
+      if (v[i] < 0) negative_value();
+      at[i] = counter_index(bucket_of(static_cast<std::uint64_t>(v[i])));
+    }
+    std::uint64_t* c = counts_.data();
+    for (std::size_t i = 0; i < m; ++i) __builtin_prefetch(c + at[i], 1);
+    for (std::size_t i = 0; i < m; ++i) {
+      ++c[at[i]];
+      note(v[i]);
+    }
+    v += m;
+    n -= m;
+  }
+}
+
 std::size_t Histogram::add_block(std::size_t b) {
   // Room for twice the blocks held (at most all of them): amortised O(1) copying, and memory stays
   // within twice the range used.

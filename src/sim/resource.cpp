@@ -8,43 +8,8 @@ void Resource::negative_duration() {
   throw std::invalid_argument("sim::Resource::request: negative duration");
 }
 
-void Resource::depart(const Item& it) {
-  area_.advance(it.end);
-  area_.add(-1);
-  if (it.arrival >= window_start_) sojourn_ += static_cast<double>((it.end - it.arrival).v);
-  else carried_ += static_cast<double>((it.end - window_start_).v);
-}
-
-void Resource::pop_departed(Ps now) {
-  while (served_inside_ > 0 && items_.front().end <= now) {
-    depart(items_.front());
-    items_.pop_front();
-    --served_inside_;
-  }
-}
-
-void Resource::arrive(Ps now) {
-  if (now < area_.last()) exact_ = false;
-  pop_departed(now);
-  area_.advance(now);
-  area_.add(1);
-  items_.push_back(Item{now, kNever});
-  if (now >= window_start_) ++requests_;
-}
-
-void Resource::serve(Ps start, Ps end) {
-  if (served_inside_ >= items_.size()) throw std::logic_error("sim::Resource::serve: no item waiting");
-  Item& it = items_[served_inside_++];
-  if (end < start || start < it.arrival) negative_duration();
-  it.end = end;
-  if (end > busy_until_) busy_until_ = end;
-  if (it.arrival < window_start_) return;  // carried in: counts in the area only
-  const Ps wait = start - it.arrival;
-  if (wait.v > 0) ++waited_;
-  total_wait_ += wait;
-  if (wait > max_wait_) max_wait_ = wait;
-  busy_time_ += end - start;
-  waits_.record(wait.v);
+void Resource::no_item_waiting() {
+  throw std::logic_error("sim::Resource::serve: no item waiting");
 }
 
 void Resource::reset_stats(Ps now) noexcept {

@@ -125,6 +125,39 @@ TEST(Histogram, Merge_EqualsRecordingEverything) {
   for (double q : {50.0, 99.0}) EXPECT_EQ(a.percentile(q), all.percentile(q));
 }
 
+TEST(Histogram, RecordBatch_IsRecordOneByOne_BitForBit) {
+  // Values over 40 powers of two (new blocks appear mid-batch), in batches of odd sizes that cross
+  // the 64-value chunks; both moment kinds.
+  for (Moments m : {Moments::Kept, Moments::Skipped}) {
+    Rng r(29);
+    Histogram one(m), batched(m);
+    std::vector<std::int64_t> v;
+    for (int i = 0; i < 5000; ++i) {
+      const auto x = static_cast<std::int64_t>(r.uniform_below(std::uint64_t{1} << (i % 40 + 1)));
+      one.record(x);
+      v.push_back(x);
+      if (v.size() == static_cast<std::size_t>(1 + i % 150)) {
+        batched.record_batch(v.data(), v.size());
+        v.clear();
+      }
+    }
+    batched.record_batch(v.data(), v.size());
+    EXPECT_EQ(batched.count(), one.count());
+    EXPECT_EQ(batched.min(), one.min());
+    EXPECT_EQ(batched.max(), one.max());
+    EXPECT_EQ(batched.mean(), one.mean());
+    if (m == Moments::Kept) {
+      EXPECT_EQ(batched.stddev(), one.stddev());  // the same operations in the same order
+    }
+    const auto a = batched.buckets(), b = one.buckets();
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].low, b[i].low);
+      EXPECT_EQ(a[i].count, b[i].count);
+    }
+  }
+}
+
 TEST(Histogram, Memory_IndependentOfSampleCount) {
   Rng r(14);
   Histogram h;
