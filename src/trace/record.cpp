@@ -501,6 +501,9 @@ bool tracefs_usable() {
 RecordResult record_trace(const RecordOptions& opt) {
   RecordResult result;
   const Places where = check_places(opt);
+  // From here SIGINT/SIGTERM stop the recording instead of the process, so that one arriving while
+  // the instance is set up still removes it (and writes a complete, possibly empty, trace).
+  StopSignals signals;
   Recorder rec;
   load_event_formats(rec, where.tracing_dir);
   const Events present = enable_known_events(rec, result);
@@ -513,7 +516,6 @@ RecordResult record_trace(const RecordOptions& opt) {
   const long ncpu = ::sysconf(_SC_NPROCESSORS_CONF);
   result.cpus = ncpu > 0 ? static_cast<std::uint32_t>(ncpu) : 0;
   RecordingOutput output(opt, rec, buffer.inst(), file, result.cpus, where.folder);
-  StopSignals signals;
   if (buffer.top()) output.drain();  // the top-level buffer may hold older events: not ours
   const auto start = std::chrono::steady_clock::now();
   tracefs_trace_on(buffer.inst());

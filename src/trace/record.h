@@ -24,7 +24,8 @@
 //      output, checked on every write, renamed over it at the end, removed on an error, SIGINT or
 //      SIGTERM after the recording stopped, or at exit.
 //   6. restores the state found (instance removed; top-level: tracing_on and enables restored), also
-//      on errors and on SIGINT/SIGTERM during the recording.
+//      on errors and on SIGINT/SIGTERM, which from the start (while the instance is set up too) stop
+//      the recording rather than the process.
 #pragma once
 
 #include <cstdint>
