@@ -82,8 +82,11 @@ std::string fault_text(const KvmHostFault& f) {
 
 std::vector<std::uint32_t> parse_vcpu_list(const std::vector<std::uint32_t>& list, std::uint32_t n,
                                            const char* option) {
-  for (auto v : list)
-    if (v >= n) throw InputError(option, fmt::format("vCPU {} does not exist ({} vCPUs)", v, n));
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (list[i] >= n) throw InputError(option, fmt::format("vCPU {} does not exist ({} vCPUs)", list[i], n));
+    for (std::size_t j = 0; j < i; ++j)
+      if (list[j] == list[i]) throw InputError(option, fmt::format("vCPU {} is named twice", list[i]));
+  }
   return list;
 }
 
@@ -165,6 +168,21 @@ std::string decimal_slip(const KvmCallOptions& o, std::uint64_t rax) {
                      dec == kKvmHcSendIpi ? "send-ipi" : "sched-yield");
 }
 
+// The registers left at 0 and the --rax 10 note: into `j` (registers_not_given, note), and as the
+// text lines under the registers.
+std::string registers_given_report(const KvmCallOptions& o, std::uint64_t rax, ordered_json& j) {
+  const std::vector<std::string> defaulted = registers_not_given(o);
+  std::vector<std::string> names;
+  for (const auto& r : defaulted) names.push_back(lower(r));
+  j["registers_not_given"] = names;
+  const std::string slip = decimal_slip(o, rax);
+  j["note"] = slip.empty() ? ordered_json(nullptr) : ordered_json(slip);
+  std::string t;
+  if (!defaulted.empty()) t += fmt::format("           not given, so 0: {}\n", fmt::join(defaulted, ", "));
+  if (!slip.empty()) t += fmt::format("note       {}\n", slip);
+  return t;
+}
+
 ordered_json speculation_json(const std::vector<KvmSpeculativeWindow>& ws, std::uint32_t entries) {
   ordered_json a = ordered_json::array();
   for (const auto& w : ws)
@@ -238,12 +256,7 @@ KvmCallResult run_kvm_call(const KvmCallOptions& o) {
   j["caller"] = {{"op_64_bit", caller.op_64_bit}, {"cpl", caller.cpl},
                  {"pv_send_ipi", caller.has_pv_send_ipi}, {"pv_sched_yield", caller.has_pv_sched_yield}};
   j["registers"] = {{"rax", regs.rax}, {"rbx", regs.rbx}, {"rcx", regs.rcx}, {"rdx", regs.rdx}, {"rsi", regs.rsi}};
-  const std::vector<std::string> defaulted = registers_not_given(o);
-  std::vector<std::string> defaulted_lower;
-  for (const auto& r : defaulted) defaulted_lower.push_back(lower(r));
-  j["registers_not_given"] = defaulted_lower;
-  const std::string slip = decimal_slip(o, regs.rax);
-  j["note"] = slip.empty() ? ordered_json(nullptr) : ordered_json(slip);
+  const std::string given_text = registers_given_report(o, regs.rax, j);
   j["nr"] = out.nr;
   j["nr_name"] = std::string(nr_name(out.nr));
   j["modelled"] = out.modelled;
@@ -289,9 +302,7 @@ KvmCallResult run_kvm_call(const KvmCallOptions& o) {
   t += fmt::format("registers  RAX {} ({})  RBX {}  RCX {}\n           RDX {}  RSI {}  ({}, CPL {})\n", hex64(regs.rax),
                    nr_name(out.nr), hex64(regs.rbx), hex64(regs.rcx), hex64(regs.rdx), hex64(regs.rsi),
                    caller.op_64_bit ? "64-bit caller" : "32-bit caller: registers truncated to 32 bits", caller.cpl);
-  if (!defaulted.empty())
-    t += fmt::format("           not given, so 0: {}\n", fmt::join(defaulted, ", "));
-  if (!slip.empty()) t += fmt::format("note       {}\n", slip);
+  t += given_text;
   if (out.send_ipi_ran) {
     const Icr irq = decode_x2apic_icr(out.nr == kKvmHcSendIpi ? (caller.op_64_bit ? regs.rsi : regs.rsi & 0xFFFFFFFF)
                                                               : 0);

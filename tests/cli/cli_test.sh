@@ -126,6 +126,9 @@ grep -qF "note       --rax 10 is read as hex 0x10; KVM_HC_SEND_IPI is 0xa (10 de
 grep -qF "           not given, so 0: RBX, RCX, RDX, RSI" <<<"$out" || fail "kvm call --rax 10: defaulted registers not named: $out"
 out=$("$ipilab" kvm call --call send-ipi --rbx 1 --rcx 0 --rdx 0 --rsi fb) || fail "kvm call with every register exited $?"
 grep -q "not given\|^note" <<<"$out" && fail "kvm call with every register given: $out"
+refused "ipilab: error: --ready: vCPU 1 is named twice" kvm call --call sched-yield --rbx 1 --ready 1,1
+refused "ipilab: error: --apic-disabled: vCPU 2 is named twice" kvm call --call send-ipi --apic-disabled 2,0,2
+refused "ipilab: error: --apic-disabled: vCPU 1 is named twice" hv call --call send-ipi --fast --rdx fe --apic-disabled 1,1
 # A sweep axis with one value twice would run each point twice.
 sed 's#values = \["socket:0", "socket:1", "socket:3"\]#values = ["socket:0", "socket:1", "socket:0"]#' "$src/tests/sweep/data/small.toml" >rep.toml
 refused "rep.toml:15:35: axis[1].values[2]: axis 'placement' has the label 'socket:0' twice (values 0 and 2)" sweep rep.toml
