@@ -119,7 +119,10 @@ void print_command(const ItsCommand& cmd, bool json) {
 void run_decode(const DecodeArgs& a) {
   std::string text;
   for (const std::string& t : a.hex) text += (text.empty() ? "" : " ") + t;
-  const bool one_value = a.hex.size() == 1 && hex_digits_only(a.hex[0]).size() <= 16;
+  // One word without separators is one 64-bit value (GITS_SGIR; too long is said so), unless it
+  // has the 64 digits of a whole 32-byte ITS command.
+  const bool one_value = a.hex.size() == 1 && a.hex[0].find_first_of(" \t\n:,") == std::string::npos &&
+                         hex_digits_only(a.hex[0]).size() != 2 * kItsCommandSize;
   if (a.sgir || (one_value && !a.dwords)) {
     if (a.hex.size() != 1)
       throw InputError("HEX", "--sgir takes one 64-bit value, e.g. 0x0000123400000005");

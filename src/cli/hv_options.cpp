@@ -4,13 +4,25 @@
 #include <fmt/format.h>
 
 #include "cli/run_args.h"
+#include "common/number.h"
+#include "hv/abi.h"
 
 namespace ipilab::cli {
 
 void add_call_options(CLI::App& cmd, hv::tool::CallOptions& o) {
   cmd.add_option("--vcpus", o.vcpus, "number of vCPUs with VP index = vCPU number (decimal; default 4)");
+  // A VP index above 4095 cannot be named in an hv_vpset (64 banks of 64, TLFS "Sparse Virtual
+  // Processor Set"); said before CLI11 narrows the number to 32 bits.
   auto* vps = cmd.add_option("--vps", o.vps, "VP index of each vCPU, decimal, comma separated (e.g. 0,2,65)")
-                  ->delimiter(',');
+                  ->delimiter(',')
+                  ->check(CLI::Validator(
+                      [](std::string& v) -> std::string {
+                        if (std::string p = number::problem(v, number::Kind::Unsigned); !p.empty()) return p;
+                        if (number::parse_unsigned(v, "--vps") <= hv::HV_MAX_VP_INDEX) return {};
+                        return fmt::format("{} exceeds the largest VP index {} (64 sparse banks of 64 VPs)", v,
+                                           hv::HV_MAX_VP_INDEX);
+                      },
+                      ""));
   vps->excludes(cmd.get_option("--vcpus"));
   cmd.add_option("--sender", o.sender, "vCPU that issues the hypercall (decimal; default 0)");
   auto* control = cmd.add_option("--control", o.control, "raw control word (RCX), hex");

@@ -12,12 +12,16 @@ void add_kvm_call_options(CLI::App& cmd, x86::tool::KvmCallOptions& o) {
       ->excludes(vcpus);
   cmd.add_option("--apic-disabled", o.apic_disabled, "vCPUs whose APIC is software-disabled (decimal, comma separated)")
       ->delimiter(',');
-  cmd.add_option("--call", o.call, "send-ipi (RAX 10) | sched-yield (RAX 11) | a hex hypercall number");
-  cmd.add_option("--rax", o.rax, "RAX, hex: the hypercall number (instead of --call)");
-  cmd.add_option("--rbx", o.rbx, "RBX, hex: SEND_IPI bitmap bits 0..63 (APIC IDs min+i); SCHED_YIELD the APIC ID");
-  cmd.add_option("--rcx", o.rcx, "RCX, hex: SEND_IPI bitmap bits 64..127 (APIC IDs min+64+i)");
-  cmd.add_option("--rdx", o.rdx, "RDX, hex: SEND_IPI min, the APIC ID of bit 0");
-  cmd.add_option("--rsi", o.rsi, "RSI, hex: SEND_IPI ICR low word (vector | delivery mode << 8)");
+  // Given or not (nullopt: the report names the registers left at 0); an empty value is refused.
+  auto reg = [&cmd](const char* name, std::optional<std::string>& field, const char* help) {
+    cmd.add_option_function<std::string>(name, [&field](const std::string& v) { field = v; }, help);
+  };
+  reg("--call", o.call, "send-ipi (RAX 0xa = 10) | sched-yield (RAX 0xb = 11) | a hex hypercall number");
+  reg("--rax", o.rax, "RAX, hex: the hypercall number (instead of --call; 'a' is KVM_HC_SEND_IPI, 10 decimal)");
+  reg("--rbx", o.rbx, "RBX, hex: SEND_IPI bitmap bits 0..63 (APIC IDs min+i); SCHED_YIELD the APIC ID");
+  reg("--rcx", o.rcx, "RCX, hex: SEND_IPI bitmap bits 64..127 (APIC IDs min+64+i)");
+  reg("--rdx", o.rdx, "RDX, hex: SEND_IPI min, the APIC ID of bit 0");
+  reg("--rsi", o.rsi, "RSI, hex: SEND_IPI ICR low word (vector | delivery mode << 8)");
   cmd.add_flag("--32-bit", o.mode32, "the caller is not in long mode: RAX..RSI truncated to 32 bits, halves of 32");
   cmd.add_option("--cpl", o.cpl, "current privilege level of the caller (decimal; non-zero gives -KVM_EPERM)");
   cmd.add_flag("--no-pv-send-ipi", o.no_pv_send_ipi,

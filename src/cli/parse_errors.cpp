@@ -134,6 +134,11 @@ std::string reworded(const CLI::App& cmd, std::string what) {
   if (std::regex_match(what, m, convert)) {
     const CLI::Option* o = cmd.get_option_no_throw(m[1].str());
     const std::string type = o ? o->get_type_name() : std::string();
+    // A whole number the one number parser took but the option's narrower type cannot hold.
+    if (type.rfind("UINT", 0) == 0 && number::problem(m[2].str(), number::Kind::Unsigned).empty())
+      return fmt::format("{}: {} is too large for this option", m[1].str(), m[2].str());
+    if (type.rfind("INT", 0) == 0 && number::problem(m[2].str(), number::Kind::Signed).empty())
+      return fmt::format("{}: {} is outside the range of this option", m[1].str(), m[2].str());
     return fmt::format("{}: '{}' is not a {}", m[1].str(), m[2].str(),
                        type.rfind("UINT", 0) == 0  ? "whole number (0 or more)"
                        : type.rfind("INT", 0) == 0 ? "whole number"

@@ -36,9 +36,13 @@ std::uint64_t parse_hex_u64(std::string_view text, std::string_view what) {
       throw InputError(std::string(what),
                        fmt::format("'{}' is not a hex number (bad character '{}' at position {})", text, c, i));
     if (digits == 0 && d == 0) continue;  // leading zeros do not count towards the 16-digit limit
-    if (++digits > 16) throw InputError(std::string(what), fmt::format("'{}' does not fit in 64 bits", text));
+    ++digits;
     value = (value << 4) | static_cast<std::uint64_t>(d);
   }
+  if (digits > 16)
+    throw InputError(std::string(what), fmt::format("'{}' is too long for a 64-bit register: {} significant hex "
+                                                    "digits, 16 at most",
+                                                    text, digits));
   return value;
 }
 

@@ -168,6 +168,7 @@ void build_partition(const CallOptions& o, CallRequest& r) {
     r.config.apic_enabled.assign(n, true);
     for (auto v : o.apic_disabled) {
       if (v >= n) throw InputError("--apic-disabled", fmt::format("vCPU {} does not exist ({} vCPUs)", v, n));
+      if (!r.config.apic_enabled[v]) throw InputError("--apic-disabled", fmt::format("vCPU {} is named twice", v));
       r.config.apic_enabled[v] = false;
     }
   }

@@ -122,6 +122,14 @@ void check_options(const MeasureOptions& o) {
       names += (names.empty() ? "" : ", ") + b.name();
     }
     if (!found) throw InputError("--reference", fmt::format("no measured case is called '{}'; the cases: {}", k.reference, names));
+    for (std::size_t i = 0; i < k.host_pus.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (k.host_pus[i] == k.host_pus[j])
+          throw InputError("--vcpu-cpus",
+                           fmt::format("CPU {} is named twice: the sender and the target vCPU would take turns on one "
+                                       "host CPU, and an IPI between them would time the host's scheduler, not the "
+                                       "delivery",
+                                       k.host_pus[i]));
   }
   if (o.c2c)  // before measuring anything (measure_c2c checks again, for topo --measure)
     for (std::size_t i = 0; i < o.c2c_config.pus.size(); ++i)

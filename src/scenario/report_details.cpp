@@ -116,9 +116,17 @@ std::string section_throughput(const ScenarioResult& r, const TextOptions&) {
   }
   const NumberFormat fw = column_format(win), fi = column_format(ipis), fc = column_format(calls);
   Table t({"variant", "window (us)", "IPIs/s delivered", "calls/s completed"});
-  for (std::size_t i = 0; i < r.variants.size(); ++i)
-    t.add({r.variants[i].name, format_fixed(win[i], fw), format_fixed(ipis[i], fi), format_fixed(calls[i], fc)});
-  return "\n  throughput over the measured window of simulated time\n" + t.render("  ");
+  bool any_lost = false;
+  for (std::size_t i = 0; i < r.variants.size(); ++i) {
+    const auto& counters = r.variants[i].result.counters;
+    const auto lost = counters.find("lost");
+    const bool all_lost = calls[i] == 0 && lost != counters.end() && lost->second > 0;
+    any_lost |= all_lost;
+    t.add({r.variants[i].name, format_fixed(win[i], fw), format_fixed(ipis[i], fi),
+           all_lost ? format_fixed(calls[i], fc) + " (all lost)" : format_fixed(calls[i], fc)});
+  }
+  return "\n  throughput over the measured window of simulated time\n" + t.render("  ") +
+         (any_lost ? "  (all lost: every measured call lost an IPI, so none completed; see the counter lost)\n" : "");
 }
 
 // Every resource kind of every variant: how many, mean and highest utilisation (and which), mean

@@ -125,7 +125,7 @@ std::string categorical_tics(const char* which, const Axis& a) {
 }
 
 // The legend's note for a series without a value at `missing` (indexes of x values): " (no value
-// from 64 on: no sample of the metric)" for a tail, " (no value at 3, 5: failed)" otherwise.
+// from 64 on: IPIs lost, no iteration completed)" for a tail, " (no value at 3, 5: failed)" otherwise.
 std::string gap_note(const Axis& xa, const std::vector<std::size_t>& missing, const std::string& reason) {
   if (missing.empty() || missing.size() == xa.values.size()) return {};
   const bool tail = missing.back() == xa.values.size() - 1 && missing.back() - missing.front() + 1 == missing.size();
@@ -162,7 +162,11 @@ SweepPlotScript line_script(const SweepRun& r, const PlotSpec& p, const std::str
       if (!y) {
         missing.push_back(j);
         const auto st = r.results[i].status;
-        const std::string why = st == PointResult::Status::Ok ? "no sample of the metric" : status_name(st);
+        const auto lost = r.results[i].counters.find("lost");
+        const bool lost_all = lost != r.results[i].counters.end() && lost->second > 0;
+        const std::string why = st != PointResult::Status::Ok ? status_name(st)
+                                : lost_all ? "IPIs lost, no iteration completed"
+                                           : "no sample of the metric";
         reason = reason.empty() || reason == why ? why : "see the table";
       }
       ps.data += fmt::format("{} {}\n", numeric ? fmt::format("{:.9g}", *xa.values[j].number) : fmt::format("{}", j), number(y));

@@ -4,13 +4,9 @@
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace ipilab::trace {
 
@@ -18,9 +14,10 @@ namespace {
 
 class Out {
  public:
-  explicit Out(std::FILE* f) : f_(f) {}
+  explicit Out(std::ostream& f) : f_(f) {}
   void bytes(const void* p, std::size_t n) {
-    if (n && std::fwrite(p, 1, n, f_) != n) throw std::runtime_error(fmt::format("write error: {}", std::strerror(errno)));
+    if (n && !f_.write(static_cast<const char*>(p), static_cast<std::streamsize>(n)))
+      throw std::runtime_error("write error");
     pos_ += n;
   }
   void str(std::string_view s) { bytes(s.data(), s.size()); }
@@ -42,7 +39,7 @@ class Out {
   std::uint64_t pos() const { return pos_; }
 
  private:
-  std::FILE* f_;
+  std::ostream& f_;
   std::uint64_t pos_ = 0;
 };
 
@@ -63,7 +60,7 @@ std::uint64_t remaining(std::FILE* f) {
 
 }  // namespace
 
-void write_dat_v6(std::FILE* file, const DatContents& c) {
+void write_dat_v6(std::ostream& file, const DatContents& c) {
   Out o(file);
   o.str(std::string_view("\x17\x08\x44tracing", 10));
   o.cstr("6");
@@ -123,7 +120,7 @@ void write_dat_v6(std::FILE* file, const DatContents& c) {
       left -= n;
     }
   }
-  if (std::fflush(file) != 0) throw std::runtime_error(fmt::format("write error: {}", std::strerror(errno)));
+  if (!file.flush()) throw std::runtime_error("write error");
 }
 
 DatContents dat_contents_from_tracefs(const std::string& tracing_dir, const std::vector<std::string>& systems) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,8 +28,9 @@ struct DatContents {
   std::vector<std::FILE*> cpu_pages;
 };
 
-/// Writes `c` to `out` (a fresh, empty file). Throws std::runtime_error on a write error.
-void write_dat_v6(std::FILE* out, const DatContents& c);
+/// Writes `c` to `out` (sequentially, from a fresh, empty file: output::AtomicFile::stream() for a
+/// file). Throws std::runtime_error when the stream fails.
+void write_dat_v6(std::ostream& out, const DatContents& c);
 
 /// The tracefs files a trace.dat needs, read from `tracing_dir` (+ /proc/kallsyms), for the event
 /// systems given. Missing optional files are left empty.

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +26,7 @@ extern "C" {
 }
 
 #include "common/error.h"
+#include "common/output.h"
 #include "trace/dat_writer.h"
 #include "trace/live.h"
 #include "trace/text_reader.h"
@@ -237,9 +237,7 @@ Places check_places(const RecordOptions& opt) {
   Places p;
   p.out = opt.output;
   p.folder = p.out.has_parent_path() ? p.out.parent_path() : ".";
-  std::error_code ec;
-  if (!std::filesystem::is_directory(p.folder, ec))
-    throw InputError("-o", fmt::format("folder '{}' does not exist", p.folder.string()));
+  output::check_outputs({{"-o", opt.output.string(), false}});  // the folder exists and is writable
   p.tracing_dir = tracefs_tracing_dir();
   if (!p.tracing_dir)
     throw UnavailableError("tracefs is not mounted and could not be mounted (needs root: mount -t tracefs nodev "
@@ -334,40 +332,6 @@ class TraceBuffer {
   int saved_tracing_on_ = -1;
   std::vector<bool> saved_enable_;
   ssize_t saved_buffer_kb_ = -1;
-};
-
-// The temporary file beside the output, renamed over it by commit(); removed if never committed.
-struct TempOutput {
-  std::string path;
-  FILE* f = nullptr;
-  explicit TempOutput(const Places& p) : path((p.folder / ("." + p.out.filename().string() + ".XXXXXX")).string()) {
-    const int fd = ::mkstemp(path.data());
-    if (fd < 0) {
-      path.clear();
-      throw InputError("-o", fmt::format("cannot create a file in '{}': {}", p.folder.string(), std::strerror(errno)));
-    }
-    f = ::fdopen(fd, "w");
-    if (!f) {
-      ::close(fd);
-      throw InputError("-o", "fdopen failed");
-    }
-  }
-  ~TempOutput() {
-    if (f) std::fclose(f);
-    if (!path.empty()) ::unlink(path.c_str());
-  }
-  TempOutput(const TempOutput&) = delete;
-  TempOutput& operator=(const TempOutput&) = delete;
-  void commit(const std::filesystem::path& out) {
-    if (std::fflush(f) != 0 || ::fsync(::fileno(f)) != 0)
-      throw InputError(out.string(), fmt::format("cannot write: {}", std::strerror(errno)));
-    ::fchmod(::fileno(f), 0644);
-    std::fclose(f);
-    f = nullptr;
-    if (::rename(path.c_str(), out.c_str()) != 0)
-      throw InputError(out.string(), fmt::format("cannot write: {}", std::strerror(errno)));
-    path.clear();
-  }
 };
 
 // SIGINT and SIGTERM stop the recording (g_stop) instead of the process; restored at the end.
@@ -468,10 +432,10 @@ std::size_t lines_in_order(Recorder& rec, std::vector<Line>& held, std::uint64_t
 // sorted by time with a hold-back (text).
 class RecordingOutput {
  public:
-  RecordingOutput(const RecordOptions& opt, Recorder& rec, tracefs_instance* inst, FILE* f, std::uint32_t cpus,
-                  const std::filesystem::path& folder)
+  RecordingOutput(const RecordOptions& opt, Recorder& rec, tracefs_instance* inst, output::AtomicFile& f,
+                  std::uint32_t cpus, const std::filesystem::path& folder)
       : text_(opt.text), rec_(rec), inst_(inst), f_(f) {
-    if (text_) std::fprintf(f, "cpus=%u\n", cpus);
+    if (text_) f.write(fmt::format("cpus={}\n", cpus));
     else pages_.open(inst, static_cast<int>(cpus), folder.string());
   }
 
@@ -503,7 +467,7 @@ class RecordingOutput {
     constexpr std::uint64_t kHoldBackNs = 20'000'000;
     tracefs_iterate_raw_events(rec_.tep, inst_, nullptr, 0, on_raw_event, &rec_);
     const std::size_t n = lines_in_order(rec_, held_, kHoldBackNs, all);
-    for (std::size_t i = 0; i < n; ++i) std::fputs(held_[i].text.c_str(), f_);
+    for (std::size_t i = 0; i < n; ++i) f_.write(held_[i].text);
     result.events += n;
     held_.erase(held_.begin(), held_.begin() + static_cast<std::ptrdiff_t>(n));
   }
@@ -511,14 +475,17 @@ class RecordingOutput {
   std::uint64_t lost() const { return text_ ? rec_.lost : pages_.lost; }
 
   /// The trace.dat around the recorded pages (dat_writer.h).
-  void write_dat(const char* tracing_dir, const std::filesystem::path& out) {
+  // A write error is kept by the AtomicFile and thrown, with its reason, by prepare(); the
+  // temporary file is removed when the AtomicFile dies uncommitted.
+  void write_dat(const char* tracing_dir) {
     DatContents contents = dat_contents_from_tracefs(tracing_dir, {"ipi", "csd", "irq_vectors", "sched"});
     contents.page_size = static_cast<std::uint32_t>(pages_.page_size);
     contents.cpu_pages = pages_.files;
     try {
-      write_dat_v6(f_, contents);
+      write_dat_v6(f_.stream(), contents);
     } catch (const std::runtime_error& e) {
-      throw InputError(out.string(), e.what());
+      f_.prepare();  // throws the kept write error (InputError: -o and the reason), if that was it
+      throw InputError("-o", e.what());
     }
   }
 
@@ -526,7 +493,7 @@ class RecordingOutput {
   bool text_;
   Recorder& rec_;
   tracefs_instance* inst_;
-  FILE* f_;
+  output::AtomicFile& f_;
   PageRecorder pages_;
   std::vector<Line> held_;
 };
@@ -573,15 +540,17 @@ bool tracefs_usable() {
 RecordResult record_trace(const RecordOptions& opt) {
   RecordResult result;
   const Places where = check_places(opt);
+  // From here SIGINT/SIGTERM stop the recording instead of the process, so that one arriving while
+  // the instance is set up still removes it (and writes a complete, possibly empty, trace).
+  StopSignals signals;
   Recorder rec;
   const Events present = events_to_record(rec, where.tracing_dir, result);
   TraceBuffer buffer(opt, present, where.tracing_dir);
   buffer.configure(opt.buffer_kb);
-  TempOutput file(where);
+  output::AtomicFile file(where.out, "-o");
   const long ncpu = ::sysconf(_SC_NPROCESSORS_CONF);
   result.cpus = ncpu > 0 ? static_cast<std::uint32_t>(ncpu) : 0;
-  RecordingOutput output(opt, rec, buffer.inst(), file.f, result.cpus, where.folder);
-  StopSignals signals;
+  RecordingOutput output(opt, rec, buffer.inst(), file, result.cpus, where.folder);
   if (buffer.top()) output.drain();  // the top-level buffer may hold older events: not ours
   const auto start = std::chrono::steady_clock::now();
   tracefs_trace_on(buffer.inst());
@@ -591,8 +560,8 @@ RecordResult record_trace(const RecordOptions& opt) {
   output.flush(true, result);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.lost = output.lost();
-  if (!opt.text) output.write_dat(where.tracing_dir, where.out);
-  file.commit(where.out);
+  if (!opt.text) output.write_dat(where.tracing_dir);
+  file.commit();
   return result;
 }
 

@@ -20,9 +20,12 @@
 //      With `text`, it writes the text format of `trace-cmd report -t` instead ("cpus=N" then
 //      "<comm>-<pid> [<cpu>] <sec>.<ns>: <event>: <fields>", fields printed by libtraceevent with the
 //      running kernel's /proc/kallsyms), sorted by time with a 20 ms hold-back.
-//      Either way into a temporary file renamed over the output at the end.
+//      Either way through the output layer (common/output.h): into a temporary file beside the
+//      output, checked on every write, renamed over it at the end, removed on an error, SIGINT or
+//      SIGTERM after the recording stopped, or at exit.
 //   6. restores the state found (instance removed; top-level: tracing_on and enables restored), also
-//      on errors and on SIGINT/SIGTERM during the recording.
+//      on errors and on SIGINT/SIGTERM, which from the start (while the instance is set up too) stop
+//      the recording rather than the process.
 #pragma once
 
 #include <cstdint>

@@ -195,7 +195,7 @@ void Core::begin_op(Agent& g, Ps now) {
 void Core::finish_op(Agent& g, Ps now) {
   const Op::Code c = g.op.code;
   if ((c == Op::Code::Call || c == Op::Code::Ipi || c == Op::Code::Wake) && g.op_measured && measuring_) {
-    ++ops_done_window_;
+    if (!g.op_lost) ++ops_done_window_;  // a call whose IPI was lost returned, but was not done
     if (g.op.wait && !g.op_lost) {
       const Ps span = now - g.op_start;
       out_.call.record(span);

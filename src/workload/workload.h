@@ -94,7 +94,8 @@ struct ResourceReport {
 struct Throughput {
   double window_ns = 0;
   double ipis_per_second = 0;   ///< interrupts delivered to the vCPUs
-  double calls_per_second = 0;  ///< calls, IPI sends and wake-ups the programs completed (Op::Call, Ipi, Wake)
+  double calls_per_second = 0;  ///< calls, IPI sends and wake-ups the programs completed (Op::Call, Ipi, Wake);
+                                ///< one with a lost IPI is not counted (its function never ran there)
 };
 
 /// One send of the run shown exactly: the first send the core asked the mechanism to plan

@@ -82,8 +82,11 @@ std::string fault_text(const KvmHostFault& f) {
 
 std::vector<std::uint32_t> parse_vcpu_list(const std::vector<std::uint32_t>& list, std::uint32_t n,
                                            const char* option) {
-  for (auto v : list)
-    if (v >= n) throw InputError(option, fmt::format("vCPU {} does not exist ({} vCPUs)", v, n));
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (list[i] >= n) throw InputError(option, fmt::format("vCPU {} does not exist ({} vCPUs)", list[i], n));
+    for (std::size_t j = 0; j < i; ++j)
+      if (list[j] == list[i]) throw InputError(option, fmt::format("vCPU {} is named twice", list[i]));
+  }
   return list;
 }
 
@@ -104,23 +107,80 @@ X86Vm build_vm(const KvmCallOptions& o) {
   }
 }
 
+// A register's value: hex; an empty value is an error (it would read as 0).
+std::uint64_t register_value(const std::string& text, const char* option) {
+  if (text.empty()) throw InputError(option, "a value is expected, the value is empty (leave the option out for 0)");
+  return parse_hex_u64(text, option);
+}
+
+// --call: a name, or a hex hypercall number.
+std::uint64_t call_number(const std::string& text) {
+  const std::string c = lower(text);
+  if (c == "send-ipi") return kKvmHcSendIpi;
+  if (c == "sched-yield") return kKvmHcSchedYield;
+  std::string_view digits = c;
+  if (digits.size() > 2 && digits.substr(0, 2) == "0x") digits.remove_prefix(2);
+  if (digits.empty() || digits.find_first_not_of("0123456789abcdef_") != std::string_view::npos)
+    throw InputError("--call", fmt::format("'{}' is not a call ipilab knows: give send-ipi (KVM_HC_SEND_IPI, {:#x}), "
+                                           "sched-yield (KVM_HC_SCHED_YIELD, {:#x}) or a hex hypercall number",
+                                           text, kKvmHcSendIpi, kKvmHcSchedYield));
+  return parse_hex_u64(text, "--call");
+}
+
 HypercallRegs build_regs(const KvmCallOptions& o) {
   HypercallRegs r;
-  if (!o.call.empty() && !o.rax.empty())
-    throw InputError("--call", "give the hypercall number once: --call or --rax");
-  if (!o.call.empty()) {
-    const std::string c = lower(o.call);
-    r.rax = c == "send-ipi" ? kKvmHcSendIpi : c == "sched-yield" ? kKvmHcSchedYield : parse_hex_u64(o.call, "--call");
-  } else if (!o.rax.empty()) {
-    r.rax = parse_hex_u64(o.rax, "--rax");
+  if (o.call && o.rax) throw InputError("--call", "give the hypercall number once: --call or --rax");
+  if (o.call) {
+    if (o.call->empty()) throw InputError("--call", "a value is expected, the value is empty");
+    r.rax = call_number(*o.call);
+  } else if (o.rax) {
+    r.rax = register_value(*o.rax, "--rax");
   } else {
     throw InputError("--call", "give the hypercall: --call send-ipi|sched-yield|HEX, or a raw --rax");
   }
-  r.rbx = o.rbx.empty() ? 0 : parse_hex_u64(o.rbx, "--rbx");
-  r.rcx = o.rcx.empty() ? 0 : parse_hex_u64(o.rcx, "--rcx");
-  r.rdx = o.rdx.empty() ? 0 : parse_hex_u64(o.rdx, "--rdx");
-  r.rsi = o.rsi.empty() ? 0 : parse_hex_u64(o.rsi, "--rsi");
+  r.rbx = o.rbx ? register_value(*o.rbx, "--rbx") : 0;
+  r.rcx = o.rcx ? register_value(*o.rcx, "--rcx") : 0;
+  r.rdx = o.rdx ? register_value(*o.rdx, "--rdx") : 0;
+  r.rsi = o.rsi ? register_value(*o.rsi, "--rsi") : 0;
   return r;
+}
+
+// The registers left out (0), by name, for the report.
+std::vector<std::string> registers_not_given(const KvmCallOptions& o) {
+  std::vector<std::string> v;
+  const std::pair<const char*, const std::optional<std::string>*> regs[] = {
+      {"RBX", &o.rbx}, {"RCX", &o.rcx}, {"RDX", &o.rdx}, {"RSI", &o.rsi}};
+  for (const auto& [name, value] : regs)
+    if (!*value) v.emplace_back(name);
+  return v;
+}
+
+// A --rax or --call number of decimal digits only, read as hex, that would name a known call read
+// as decimal: the likely slip "--rax 10" for KVM_HC_SEND_IPI (0xa).
+std::string decimal_slip(const KvmCallOptions& o, std::uint64_t rax) {
+  const std::optional<std::string>& given = o.rax ? o.rax : o.call;
+  if (!given || given->empty() || given->find_first_not_of("0123456789") != std::string::npos) return {};
+  std::uint64_t dec = 0;
+  for (char ch : *given) dec = dec * 10 + static_cast<std::uint64_t>(ch - '0');
+  if (dec == rax || (dec != kKvmHcSendIpi && dec != kKvmHcSchedYield)) return {};
+  return fmt::format("{} {} is read as hex {:#x}; {} is {:#x} ({} decimal): give {} {:x} or --call {}",
+                     o.rax ? "--rax" : "--call", *given, rax, nr_name(dec), dec, dec, o.rax ? "--rax" : "--call", dec,
+                     dec == kKvmHcSendIpi ? "send-ipi" : "sched-yield");
+}
+
+// The registers left at 0 and the --rax 10 note: into `j` (registers_not_given, note), and as the
+// text lines under the registers.
+std::string registers_given_report(const KvmCallOptions& o, std::uint64_t rax, ordered_json& j) {
+  const std::vector<std::string> defaulted = registers_not_given(o);
+  std::vector<std::string> names;
+  for (const auto& r : defaulted) names.push_back(lower(r));
+  j["registers_not_given"] = names;
+  const std::string slip = decimal_slip(o, rax);
+  j["note"] = slip.empty() ? ordered_json(nullptr) : ordered_json(slip);
+  std::string t;
+  if (!defaulted.empty()) t += fmt::format("           not given, so 0: {}\n", fmt::join(defaulted, ", "));
+  if (!slip.empty()) t += fmt::format("note       {}\n", slip);
+  return t;
 }
 
 ordered_json speculation_json(const std::vector<KvmSpeculativeWindow>& ws, std::uint32_t entries) {
@@ -182,6 +242,7 @@ ordered_json call_json(const CallRun& cr) {
   j["caller"] = {{"op_64_bit", caller.op_64_bit}, {"cpl", caller.cpl},
                  {"pv_send_ipi", caller.has_pv_send_ipi}, {"pv_sched_yield", caller.has_pv_sched_yield}};
   j["registers"] = {{"rax", regs.rax}, {"rbx", regs.rbx}, {"rcx", regs.rcx}, {"rdx", regs.rdx}, {"rsi", regs.rsi}};
+  const std::string given_text = registers_given_report(o, regs.rax, j);
   j["nr"] = out.nr;
   j["nr_name"] = std::string(nr_name(out.nr));
   j["modelled"] = out.modelled;
@@ -272,6 +333,7 @@ std::string call_text(const CallRun& cr) {
   t += fmt::format("registers  RAX {} ({})  RBX {}  RCX {}\n           RDX {}  RSI {}  ({}, CPL {})\n", hex64(regs.rax),
                    nr_name(out.nr), hex64(regs.rbx), hex64(regs.rcx), hex64(regs.rdx), hex64(regs.rsi),
                    caller.op_64_bit ? "64-bit caller" : "32-bit caller: registers truncated to 32 bits", caller.cpl);
+  t += given_text;
   if (out.send_ipi_ran) {
     const Icr irq = decode_x2apic_icr(out.nr == kKvmHcSendIpi ? (caller.op_64_bit ? regs.rsi : regs.rsi & 0xFFFFFFFF)
                                                               : 0);
@@ -345,15 +407,18 @@ std::string kvm_call_help() {
 
 The host follows KVM (arch/x86/x86.c ____kvm_emulate_hypercall, lapic.c kvm_pv_send_ipi /
 __pv_send_ipi, x86.c kvm_sched_yield) as of --kvm VERSION (default mainline; --kvm list names the
-versions and the fixes between them). KVM_HC_SEND_IPI (RAX 10): RBX and RCX are the two 64-bit
-halves of the bitmap (bit i = APIC ID min+i, and min+64+i for RCX), RDX = min, RSI = the ICR low
-word (vector | delivery mode). KVM_HC_SCHED_YIELD (RAX 11): RBX = the APIC ID to yield to.
+versions and the fixes between them). KVM_HC_SEND_IPI (RAX = 10 decimal = 0xa): RBX and RCX are
+the two 64-bit halves of the bitmap (bit i = APIC ID min+i, and min+64+i for RCX), RDX = min, RSI =
+the ICR low word (vector | delivery mode). KVM_HC_SCHED_YIELD (RAX = 11 = 0xb): RBX = the APIC ID
+to yield to.
 It prints the return value (RAX), who received the IPI, host memory-safety bugs of old versions
 (the model stops there), and the phys_map loads a mispredicted bounds test allows (Spectre v1).
 The exit status is 0 whatever RAX is (the call ran); 2 for a bad option.
 
 Numbers: --vcpus, --apic-ids, --apic-disabled, --ready, --cpl are decimal; --call CODE, --rax ..
---rsi are hex ("ff" == "0xff").
+--rsi are hex ("ff" == "0xff"), so --rax 10 is 0x10 (the report says so): KVM_HC_SEND_IPI is
+--rax a or --call send-ipi. A register left out is 0 (the report names those); an empty value is
+an error.
 
 Examples:
   # bdf7ffc89922's reproducer (RBX = RDX = 0xFFFFFFFF, min = -1 as an int): phys_map[-1]

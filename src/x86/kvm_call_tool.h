@@ -3,10 +3,14 @@
 // (kvm_pv_version.h), rendered as text or JSON. Pure: the CLI11 side is src/cli/cmd_kvm.cpp.
 //
 // Numbers: vCPU counts, vCPU lists, APIC IDs and CPL are decimal; registers and --call codes are hex
-// (common/hex.h rules: "0xff" == "ff"). Errors: InputError naming the option (exit 2).
+// (common/hex.h rules: "0xff" == "ff"), as in `ipilab hv call` and register dumps: `--rax 10` is
+// 0x10, not KVM_HC_SEND_IPI (10 = 0xa), and the report says so. A register not given is 0 and the
+// report names it; a register given an empty value is an error. Errors: InputError naming the
+// option (exit 2).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,8 +24,8 @@ struct KvmCallOptions {
   std::uint32_t vcpus = 4;                  ///< --vcpus N: APIC ID = vCPU index (ignored with --apic-ids)
   std::vector<std::uint32_t> apic_ids;      ///< --apic-ids 0,1,2,300
   std::vector<std::uint32_t> apic_disabled; ///< --apic-disabled VCPU,...: software-disabled APICs
-  std::string call;                         ///< --call send-ipi|sched-yield|HEX (sets RAX)
-  std::string rax, rbx, rcx, rdx, rsi;      ///< --rax .. --rsi, hex
+  std::optional<std::string> call;          ///< --call send-ipi|sched-yield|HEX (sets RAX)
+  std::optional<std::string> rax, rbx, rcx, rdx, rsi;  ///< --rax .. --rsi, hex; nullopt: not given (0)
   bool mode32 = false;                      ///< --32-bit: the caller is not in long mode
   unsigned cpl = 0;                         ///< --cpl N
   bool no_pv_send_ipi = false;              ///< --no-pv-send-ipi: guest CPUID lacks the feature (enforced)

@@ -98,6 +98,44 @@ refused "--cpus: CPU 0 is named twice: a CPU against itself is no core-to-core l
 refused "is a folder, not a scenario file" run /tmp
 refused "--call: 'bogus' is neither send-ipi, send-ipi-ex nor a hex call code" hv call --call bogus
 refused_exactly "ipilab sweep" "'--jbos' is not an option of 'ipilab sweep'; did you mean '--jobs'?" sweep hyperv-send-path --jbos 2
+# Numbers too large for what they name, and hex too long for a register: the bound, not "not a
+# whole number" or "odd number of hex digits".
+refused_exactly "ipilab hv call" "--vps: 5000 exceeds the largest VP index 4095 (64 sparse banks of 64 VPs)" \
+  hv call --vps 0,5000 --call send-ipi
+refused_exactly "ipilab hv call" "--vps: 99999999999 exceeds the largest VP index 4095 (64 sparse banks of 64 VPs)" \
+  hv call --vps 99999999999 --call send-ipi
+refused_exactly "ipilab hv call" "--vcpus: 99999999999 is too large for this option" hv call --vcpus 99999999999 --call send-ipi
+refused "ipilab: error: HEX: '0x10000000000000005' is too long for a 64-bit register: 17 significant hex digits, 16 at most" \
+  gic decode 0x10000000000000005
+refused "ipilab: error: HEX: '10000000000000005' is too long for a 64-bit register: 17 significant hex digits, 16 at most" \
+  gic decode 10000000000000005
+"$ipilab" gic decode 0x00000000000000005 | grep -qF "GITS_SGIR 0x0000000000000005" || fail "gic decode: a leading zero made it too long"
+# A CPU against itself: the sender and target vCPUs of measure kvm on one host CPU (before any measuring).
+refused "ipilab: error: --vcpu-cpus: CPU 0 is named twice: the sender and the target vCPU would take turns on one host CPU" \
+  measure kvm --vcpu-cpus 0 0
+refused "ipilab: error: --vcpu-cpus: CPU 1 is named twice" measure all --vcpu-cpus 1,1
+# kvm call: an unknown call is named with the known ones; an empty register is no 0; registers are
+# hex, and "--rax 10" (0x10) says what KVM_HC_SEND_IPI is.
+refused "ipilab: error: --call: 'nosuch' is not a call ipilab knows: give send-ipi (KVM_HC_SEND_IPI, 0xa), sched-yield (KVM_HC_SCHED_YIELD, 0xb) or a hex hypercall number" \
+  kvm call --call nosuch
+refused "ipilab: error: --rbx: a value is expected, the value is empty (leave the option out for 0)" kvm call --call send-ipi --rbx ""
+refused "ipilab: error: --call: a value is expected, the value is empty" kvm call --call ""
+out=$("$ipilab" kvm call --rax 10) || fail "kvm call --rax 10 exited $?"
+grep -qF "note       --rax 10 is read as hex 0x10; KVM_HC_SEND_IPI is 0xa (10 decimal): give --rax a or --call send-ipi" <<<"$out" ||
+  fail "kvm call --rax 10: no note: $out"
+grep -qF "           not given, so 0: RBX, RCX, RDX, RSI" <<<"$out" || fail "kvm call --rax 10: defaulted registers not named: $out"
+out=$("$ipilab" kvm call --call send-ipi --rbx 1 --rcx 0 --rdx 0 --rsi fb) || fail "kvm call with every register exited $?"
+grep -q "not given\|^note" <<<"$out" && fail "kvm call with every register given: $out"
+refused "ipilab: error: --ready: vCPU 1 is named twice" kvm call --call sched-yield --rbx 1 --ready 1,1
+refused "ipilab: error: --apic-disabled: vCPU 2 is named twice" kvm call --call send-ipi --apic-disabled 2,0,2
+refused "ipilab: error: --apic-disabled: vCPU 1 is named twice" hv call --call send-ipi --fast --rdx fe --apic-disabled 1,1
+# A sweep axis with one value twice would run each point twice.
+sed 's#values = \["socket:0", "socket:1", "socket:3"\]#values = ["socket:0", "socket:1", "socket:0"]#' "$src/tests/sweep/data/small.toml" >rep.toml
+refused "rep.toml:15:35: axis[1].values[2]: axis 'placement' has the label 'socket:0' twice (values 0 and 2)" sweep rep.toml
+sed 's#{ label = "4", host.preset = "kunpeng920-4s" }#{ label = "2 again", host.preset = "kunpeng920-2s" }#' "$src/tests/sweep/data/small.toml" >rep2.toml
+refused "axis 'sockets' has the value" sweep rep2.toml
+grep -qF "twice (values 0 and 1): each point would be run twice" "$tmp/err" || fail "sweep: the same setting twice: $(cat "$tmp/err")"
+
 refused_exactly "ipilab hv" "'ipilab hv' needs a command: call, send" hv
 refused_exactly "ipilab hv call" "--vcpus: not together with --vps: give one of them" hv call --vps 0,1 --vcpus 2
 # An option of another command says whose it is.

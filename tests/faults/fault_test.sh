@@ -55,6 +55,7 @@ complete() {
     *.png) [ "$(tail -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "49454e44ae426082" ] ;;
     *.svg) tail -c 16 "$1" | grep -q '</svg>' ;;
     *.csv | *.toml) [ -s "$1" ] && [ "$(tail -c 1 "$1" | od -An -tx1 | tr -d ' ')" = "0a" ] ;;
+    *.dat) [ "$(head -c 10 "$1" | tail -c 7)" = tracing ] && [ "$(wc -c <"$1")" -gt 4096 ] ;;  # trace.dat magic
     *) [ -s "$1" ] ;;
   esac
 }
@@ -241,6 +242,23 @@ for d in 0.05 0.3 0.6; do
   interrupt "measure c2c --json --csv --heatmap" "$d" measure c2c --cpus 0,1 --round-trips 2000 --rounds 20 \
     --json "$w/m.json" --csv "$w/m.csv" --heatmap "$w/m.png"
 done
+
+# 8. trace record (tracefs, root): the recording goes through the same output layer. SIGINT stops
+# the recording and the trace is written whole. Its own tracefs instance, so that no other
+# recording on this machine makes it busy.
+if [ -w /sys/kernel/tracing/instances ] || [ -w /sys/kernel/debug/tracing/instances ]; then
+  rec_args=(trace record --duration 0.3 --instance "ipilab-faults-$$")
+  expect "trace record" "-o /dev/full" "" 2 "$enospc" "${rec_args[@]}" -o /dev/full
+  expect "trace record --text" "-o /dev/full" "" 2 "$enospc" "${rec_args[@]}" --text -o /dev/full
+  [ -n "$small" ] && expect "trace record" "40 KiB tmpfs" "$small" 2 "$enospc" "${rec_args[@]}" -o "$small/r.dat"
+  [ -n "$ro" ] && expect "trace record" "read-only folder" "$ro" 2 "is not writable" "${rec_args[@]}" -o "$ro/r.dat"
+  expect "trace record" "missing folder" "" 2 "does not exist" "${rec_args[@]}" -o "$miss.dat"
+  for d in 0.1 2.0; do  # while tracefs is set up, and while recording: it stops and writes the trace
+    interrupt "trace record -o" "$d" trace record --duration 5 --instance "ipilab-faults-$$" -o "$w/r.dat"
+  done
+else
+  echo "SKIP: the trace record cases: tracefs is not writable here (run as root)"
+fi
 
 echo
 cat "$table"

@@ -169,7 +169,15 @@ TEST(CliHvCall, BadArgumentsNameTheOption) {
     return "no error";
   };
   EXPECT_EQ(place_of({"--call", "send-ipi", "--fast", "--rdx", "zz"}), "--rdx");
-  EXPECT_EQ(place_of({"--vps", "0,4096", "--call", "send-ipi"}), "--vps");
+  // Above the largest VP index: refused while parsing, with the bound.
+  try {
+    run_call_args({"--vps", "0,4096", "--call", "send-ipi"});
+    ADD_FAILURE() << "--vps 0,4096 accepted";
+  } catch (const CLI::ParseError& e) {
+    EXPECT_STREQ(e.what(), "--vps: 4096 exceeds the largest VP index 4095 (64 sparse banks of 64 VPs)");
+  }
+  EXPECT_EQ(place_of({"--vps", "0,70", "--max-vcpus", "64", "--call", "send-ipi"}), "--vps");
+  EXPECT_EQ(place_of({"--call", "send-ipi", "--apic-disabled", "1,1"}), "--apic-disabled");
   EXPECT_EQ(place_of({"--vcpus", "0", "--call", "send-ipi"}), "--vcpus");
   EXPECT_EQ(place_of({"--vcpus", "2", "--sender", "2", "--call", "send-ipi"}), "--sender");
   EXPECT_EQ(place_of({"--call", "send-ipi", "--varhead", "1024"}), "--varhead");

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -136,9 +137,8 @@ class HandDat {
       files.push_back(f);
     }
     c.cpu_pages = files;
-    std::FILE* o = std::fopen(out.c_str(), "wb");
+    std::ofstream o(out, std::ios::binary);
     write_dat_v6(o, c);
-    std::fclose(o);
     for (auto* f : files)
       if (f) std::fclose(f);
   }
