@@ -613,8 +613,8 @@ LiveResult live_trace(const LiveOptions& opt, EventSink& sink, const std::functi
   ro.instance = opt.instance.empty() ? std::string("ipilab-live") : opt.instance;
   TraceBuffer buffer(ro, present, where.tracing_dir);
   buffer.configure(opt.buffer_kb);
-  std::optional<TempOutput> file;
-  if (!opt.save.empty()) file.emplace(where);
+  std::optional<output::AtomicFile> file;
+  if (!opt.save.empty()) file.emplace(where.out, "--save");
   const long ncpu = ::sysconf(_SC_NPROCESSORS_CONF);
   result.cpus = ncpu > 0 ? static_cast<std::uint32_t>(ncpu) : 0;
   PageRecorder pages;
@@ -654,11 +654,12 @@ LiveResult live_trace(const LiveOptions& opt, EventSink& sink, const std::functi
     contents.page_size = static_cast<std::uint32_t>(pages.page_size);
     contents.cpu_pages = pages.files;
     try {
-      write_dat_v6(file->f, contents);
+      write_dat_v6(file->stream(), contents);
     } catch (const std::runtime_error& e) {
+      file->prepare();  // throws the kept write error (InputError: --save and the reason), if that was it
       throw InputError("--save", e.what());
     }
-    file->commit(opt.save);
+    file->commit();
   }
   return out;
 }
