@@ -1,11 +1,9 @@
 #include "common/data_lookup.h"
 
 #include <cstdlib>
+#include <fstream>
 #include <system_error>
 
-#ifndef IPILAB_DEFAULT_DATA_DIR
-#define IPILAB_DEFAULT_DATA_DIR ""
-#endif
 #ifndef IPILAB_BIN_TO_DATA
 #define IPILAB_BIN_TO_DATA "../share/ipilab"
 #endif
@@ -34,7 +32,7 @@ DataLookup locate_data(const DataLookupInputs& in) {
   r.places.push_back(look("beside the binary", beside, "the executable's path is unknown"));
   r.places.push_back(look("$IPILAB_DATA", in.env_data, "not set"));
   if (!in.env_data_dir.empty()) r.places.push_back(look("$IPILAB_DATA_DIR", in.env_data_dir, "not set"));
-  r.places.push_back(look("source tree", in.source_tree, "none compiled in"));
+  r.places.push_back(look("source tree", in.source_tree, "no ipilab-source-tree file beside the binary (an installed binary has none)"));
   for (std::size_t i = 0; i < r.places.size(); ++i) {
     DataPlace& p = r.places[i];
     if (!p.has_data) continue;
@@ -66,7 +64,12 @@ DataLookupInputs process_data_inputs() {
   in.bin_to_data = IPILAB_BIN_TO_DATA;
   if (const char* v = std::getenv("IPILAB_DATA")) in.env_data = v;
   if (const char* v = std::getenv("IPILAB_DATA_DIR")) in.env_data_dir = v;
-  in.source_tree = IPILAB_DEFAULT_DATA_DIR;
+  // The build folder's bin/ipilab-source-tree names the tree it was built from (CMakeLists.txt).
+  if (!in.exe.empty()) {
+    std::ifstream f(in.exe.parent_path() / "ipilab-source-tree");
+    std::string line;
+    if (f && std::getline(f, line) && !line.empty()) in.source_tree = line;
+  }
   return in;
 }
 

@@ -5,7 +5,8 @@
 //   1. beside the binary: <folder of the executable>/../share/ipilab (the GNU install layout; the
 //      executable is read from /proc/self/exe, so a symlink to it does not move it);
 //   2. $IPILAB_DATA (then $IPILAB_DATA_DIR, its older name): a copied binary, or your own data;
-//   3. the source tree the binary was built from (compiled in): a build that was not installed.
+//   3. the source tree the binary was built from, named by the file ipilab-source-tree beside a
+//      build's binary (a build that was not installed; nothing is compiled in).
 // When none holds data, data_dir() is the first place that was named (so that messages name it)
 // and `ipilab list` shows why each was passed over.
 #pragma once
@@ -23,7 +24,7 @@ struct DataLookupInputs {
   std::string bin_to_data = "../share/ipilab";  ///< data folder relative to the executable's folder
   std::string env_data;                 ///< $IPILAB_DATA
   std::string env_data_dir;             ///< $IPILAB_DATA_DIR
-  std::filesystem::path source_tree;    ///< compiled in
+  std::filesystem::path source_tree;    ///< from <exe folder>/ipilab-source-tree
 };
 
 /// One place looked at.

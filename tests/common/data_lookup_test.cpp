@@ -84,7 +84,7 @@ TEST_F(DataLookupTest, TheOlderVariableNameComesAfterTheNewOne) {
   r = locate_data(in_);
   EXPECT_EQ(r.dir, root_ / "src");
   EXPECT_EQ(r.places[2].status, "used");
-  EXPECT_EQ(r.places[3].status, "none compiled in");
+  EXPECT_EQ(r.places[3].status, "no ipilab-source-tree file beside the binary (an installed binary has none)");
 }
 
 TEST_F(DataLookupTest, NoDataAnywhere_DirIsTheFirstPlaceNamed) {
