@@ -103,10 +103,12 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
   p.deliveries.reserve(p.deliveries.size() + intended.size());
   Lazy icr_exit(pr, "VM exit for the ICR write", vm_exit_entry), icr_emulate(pr, "hypervisor emulates the ICR write", x2apic_icr_write_exit),
       icr_dest(pr, "deliver to one destination APIC", x2apic_icr_dest_per_target),
+      kick(pr, "kvm_vcpu_kick wakes the blocked vCPU thread", vcpu_kick_blocked),
       icr_fast(pr, "KVM's IRQs-off fastpath handles the ICR write", x2apic_icr_write_fastpath),
       ipiv_write(pr, "ICR write virtualised by the CPU (IPIv): no exit", ipiv_icr_write, Lane::Guest),
       ipiv_post(pr, "the CPU posts into the target's PID and notifies it", ipiv_pid_post, Lane::Guest),
       native_write(pr, "x2APIC ICR write (WRMSR, no hypervisor)", x2apic_native_icr_write, Lane::Guest);
+  const auto blocked = [&](unsigned cpu) { return cpu < opt.blocked.size() && opt.blocked[cpu]; };
   std::uint64_t icr_writes = 0, exits = 0, fast = 0, virtualised = 0;
   x86::IcrWriteOutcome o;  // one per write, its storage reused
   for (const auto& w : gs.msr_writes) {
@@ -135,7 +137,10 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
     for (const auto& t : o.targets) {
       if (!t.accepted) continue;
       if (by_cpu) p.sender.push_back(ipiv_post.get());
-      else if (!opt.native) p.sender.push_back(icr_dest.get());
+      else if (!opt.native) {
+        p.sender.push_back(icr_dest.get());
+        if (blocked(t.vcpu)) p.sender.push_back(kick.get());
+      }
       out.add(t.vcpu, was_asked(t.vcpu));
       got[t.vcpu] = true;
     }
@@ -156,6 +161,7 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
       for (const auto& t : call.ipi.targets) {
         if (!t.accepted) continue;
         p.sender.push_back(hc_dest.get());
+        if (blocked(t.vcpu)) p.sender.push_back(kick.get());
         out.add(t.vcpu, was_asked(t.vcpu));
         got[t.vcpu] = true;
       }
@@ -172,7 +178,7 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
 
 std::vector<cost::CostKey> x86_icr_cost_keys() {
   std::vector<cost::CostKey> k{guest_ipi_path_call, guest_cpumask_word, vm_exit_entry, x2apic_icr_write_exit,
-                               x2apic_icr_dest_per_target};
+                               x2apic_icr_dest_per_target, vcpu_kick_blocked};
   for (auto t : x86_target_cost_keys()) k.push_back(t);
   return k;
 }
@@ -186,6 +192,15 @@ X86NativeMechanism::X86NativeMechanism(MechanismContext& ctx, std::string name, 
   cfg_.pv_send_ipi = pv;
   read_x86_send_params(ctx.params, cfg_, options_);
   arrival_ = options_.native ? x86_native_arrival(*pricer_) : x86_arrival(*pricer_, ctx.params);
+  if (!options_.native) options_.blocked = blocked_vcpus(ctx.vm, arrival_);
+}
+
+std::vector<bool> blocked_vcpus(const topology::Vm& vm, const ArrivalSteps& arrival) {
+  std::vector<bool> out(static_cast<std::size_t>(vm.size()), false);
+  if (arrival.host_poll.enabled() || arrival.guest_poll.enabled()) return out;
+  for (const auto& v : vm.vcpus)
+    if (v.initial_state == topology::VcpuState::Halted) out[static_cast<std::size_t>(v.cpu)] = true;
+  return out;
 }
 
 SendPlan X86NativeMechanism::plan(const SendRequest& r) {
@@ -211,6 +226,16 @@ SendPlan X86NativeMechanism::plan(const SendRequest& r) {
   if (node_of_cpu_.empty()) node_of_cpu_ = node_of_cpus(*host_, *vm_);
   price_x86_send(p, pr, *host_, *vm_, xvm_, r.sender, gs, r.targets, node_of_cpu_, options_);
   return p;
+}
+
+std::vector<std::string> X86NativeMechanism::notes() const {
+  if (options_.native || (!arrival_.host_poll.enabled() && !arrival_.guest_poll.enabled())) return {};
+  for (const auto& v : vm_->vcpus)
+    if (v.initial_state == topology::VcpuState::Halted)
+      return {"halted targets are priced on the sender as caught by halt-polling (no sleeping thread to wake): a "
+              "delivery counted under target_path.halted_blocked paid its wake-up on the target only, not "
+              "vcpu.kick_blocked on the sender"};
+  return {};
 }
 
 std::vector<std::pair<std::string, std::string>> X86NativeMechanism::settings() const {
