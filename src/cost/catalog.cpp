@@ -98,6 +98,7 @@ constexpr CostKeyInfo kCatalog[] = {
     {vcpu_halt_exit.name, D, "a vCPU executing HLT/WFI: the exit and the host putting the vCPU to sleep", "targets idling in HLT/WFI (vm.state = \"halted\")"},
     {vcpu_preempted_wait.name, D, "a preempted vCPU (its pCPU running another thread): from the interrupt being posted to the host scheduler running the vCPU thread again and entering the guest, per interrupt", "hosted x86 mechanisms (targets in vm.preempted)"},
     {vcpu_halt_wakeup.name, D, "waking a halted vCPU: from the interrupt being posted to the vCPU running guest code again", "targets idling in HLT/WFI (vm.state = \"halted\")"},
+    {vcpu_kick_blocked.name, D, "the sender's side of reaching a blocked vCPU, per destination, inside the send's exit: kvm_vcpu_kick -> kvm_vcpu_wake_up wakes the vCPU thread sleeping in kvm_vcpu_block (try_to_wake_up on the sender's pCPU); a running or halt-polling target has no waiter and costs nothing here", "x86 mechanisms x2apic-physical, x2apic-cluster, kvm-pv (ICR-write exits and KVM_HC_SEND_IPI) to targets in HLT whose thread blocks (no halt-polling)"},
     {vcpu_halt_poll_wakeup.name, D, "a halted vCPU whose interrupt KVM's halt-polling loop sees (kvm_vcpu_check_block) before the thread blocks: from the interrupt being posted to the vCPU running guest code again", "x86 mechanisms with halt_poll_ns > 0 (targets in HLT)"},
 };
 

@@ -103,6 +103,7 @@ inline constexpr CostKey vcpu_halt_exit{"vcpu.halt_exit"};
 inline constexpr CostKey vcpu_halt_wakeup{"vcpu.halt_wakeup"};
 inline constexpr CostKey vcpu_preempted_wait{"vcpu.preempted_wait"};
 inline constexpr CostKey vcpu_halt_poll_wakeup{"vcpu.halt_poll_wakeup"};
+inline constexpr CostKey vcpu_kick_blocked{"vcpu.kick_blocked"};
 }  // namespace keys
 
 /// The kind of quantity a key holds; decides which units a profile may use for it.

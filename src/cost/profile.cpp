@@ -574,7 +574,8 @@ std::vector<ProvenanceEntry> Profile::provenance() const {
     if (!e.used) continue;
     const Cost& c = e.cost;
     out.push_back({k, c.value, std::string(unit_name(c.unit)), c.mean.v, c.spread, c.source, std::string(sim::dist_name(c.dist)),
-                   std::string(class_name(c.cls)), c.from == "override" ? c.from : shown_file(c.from), c.bins});
+                   std::string(class_name(c.cls)), c.from == "override" ? c.from : shown_file(c.from), c.bins,
+                   c.value * c.range.lo, c.value * c.range.hi, c.range.is_default});
   }
   return out;
 }
@@ -592,7 +593,8 @@ nlohmann::json Profile::provenance_json() const {
   auto& arr = j["costs"] = nlohmann::json::array();
   for (const ProvenanceEntry& e : provenance()) {
     nlohmann::json c = {{"key", e.key},     {"value", e.value}, {"unit", e.unit},   {"ps", e.ps},    {"spread", e.spread},
-                        {"source", e.source}, {"dist", e.dist},  {"class", e.cls}, {"from", e.from}};
+                        {"source", e.source}, {"dist", e.dist},  {"class", e.cls}, {"from", e.from},
+                        {"range", {e.range_low, e.range_high}}, {"range_default", e.range_default}};
     if (!e.bins.empty()) {
       auto& bins = c["bins"] = nlohmann::json::array();
       for (const auto& b : e.bins) bins.push_back({b.lo, b.hi, b.count});

@@ -133,6 +133,9 @@ struct ProvenanceEntry {
   std::string cls;
   std::string from;    ///< as shown: relative to data_dir() when it lies there, else as opened
   std::vector<sim::EmpiricalBin> bins;
+  double range_low = 0;   ///< how far the mean may be off, in `unit` (Cost::range applied to value)
+  double range_high = 0;
+  bool range_default = false;  ///< the class's default range (not stated in the profile)
 };
 
 class Profile {

@@ -76,8 +76,8 @@ std::string ns_text(double v) { return v >= 100000 ? fmt::format("{:.0f}", v) : 
 const std::vector<FitStep>& fit_plan() {
   static const std::vector<FitStep> plan = {
       {"vcpu.halt_wakeup", "x2apic-physical/ipi-roundtrip/halt",
-       "the ICR write's handling in KVM (x2apic.icr_write_exit, x2apic.icr_dest_per_target: the base's), waking the "
-       "halted vCPU thread (KVM's halt polling, the host scheduler), the guest's interrupt entry, and the EOI, which "
+       "the ICR write's handling in KVM (x2apic.icr_write_exit, x2apic.icr_dest_per_target and the sender's kick of "
+       "a blocked thread, vcpu.kick_blocked: the base's), waking the halted vCPU thread (KVM's halt polling, the host scheduler), the guest's interrupt entry, and the EOI, which "
        "the harness's handler writes before it sets the flag (an exit without APICv) while the simulator takes it "
        "after the body: the round trip holds them all, so the wake-up is fitted as what the measured and inherited "
        "entries leave"},

@@ -38,21 +38,25 @@ std::uint64_t counter(const VariantResult& v, const std::string& name) {
 const workload::Metric& main_metric(const VariantResult& v) { return v.result.metrics.front(); }
 
 // Every {key, source} object inside any "costs" array of a provenance document.
-void collect_costs(const nlohmann::json& j, std::set<std::string>& keys, std::set<std::string>& sources) {
+void collect_costs(const nlohmann::json& j, std::set<std::string>& keys, std::set<std::string>& sources,
+                   std::set<std::string>& estimates) {
   if (j.is_object()) {
     for (auto it = j.begin(); it != j.end(); ++it) {
       if (it.key() == "costs" && it.value().is_array()) {
         for (const auto& c : it.value()) {
           if (!c.is_object()) continue;
-          if (auto k = c.find("key"); k != c.end() && k->is_string()) keys.insert(k->get<std::string>());
+          auto k = c.find("key");
+          if (k == c.end() || !k->is_string()) continue;
+          keys.insert(k->get<std::string>());
           if (auto s = c.find("source"); s != c.end() && s->is_string()) sources.insert(s->get<std::string>());
+          if (auto cl = c.find("class"); cl != c.end() && cl->is_string() && *cl == "estimate") estimates.insert(k->get<std::string>());
         }
       } else {
-        collect_costs(it.value(), keys, sources);
+        collect_costs(it.value(), keys, sources, estimates);
       }
     }
   } else if (j.is_array()) {
-    for (const auto& e : j) collect_costs(e, keys, sources);
+    for (const auto& e : j) collect_costs(e, keys, sources, estimates);
   }
 }
 
@@ -184,15 +188,16 @@ std::string footer(const ScenarioResult& r, const TextOptions& opt) {
                          format_count(r.checks.size() - evaluated), format_count(r.scenario_iterations),
                          format_count(r.iterations));
   }
-  std::set<std::string> keys, sources, files;
+  std::set<std::string> keys, sources, files, estimates;
   for (const auto& v : r.variants) {
-    collect_costs(v.result.provenance, keys, sources);
+    collect_costs(v.result.provenance, keys, sources, estimates);
     files.insert(v.profile_file);
   }
   std::string file_list;
   for (const auto& f : files) file_list += (file_list.empty() ? "" : ", ") + f;
-  out += fmt::format("  costs: {} used from {}, {} distinct source{}\n", keys.size(), file_list, sources.size(),
-                     sources.size() == 1 ? "" : "s");
+  out += fmt::format("  costs: {} used from {}, {} distinct source{}; {} of them estimates{}\n", keys.size(), file_list,
+                     sources.size(), sources.size() == 1 ? "" : "s", estimates.size(),
+                     estimates.empty() ? "" : opt.details ? " (listed above)" : " (--details lists each with its range and source)");
   const bool samples = std::any_of(r.variants.begin(), r.variants.end(),
                                    [](const VariantResult& v) { return v.result.sample_hypercall.has_value(); });
   out += opt.details ? "  --json FILE: all of it, with every cost's value and source\n"

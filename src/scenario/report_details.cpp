@@ -8,6 +8,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "scenario/report.h"
 #include "scenario/report_format.h"
@@ -207,6 +208,74 @@ std::string section_checks(const ScenarioResult& r, const TextOptions&) {
   return "\n  checks (scenario.expect: the published figures)\n" + u.render("  ");
 }
 
+// Every cost object ({"key", "value", ...}) under a provenance, in order.
+void cost_objects(const nlohmann::json& j, std::vector<const nlohmann::json*>& out) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.key() == "costs" && it.value().is_array()) {
+        for (const auto& c : it.value())
+          if (c.is_object() && c.contains("key")) out.push_back(&c);
+      } else {
+        cost_objects(it.value(), out);
+      }
+    }
+  } else if (j.is_array()) {
+    for (const auto& e : j) cost_objects(e, out);
+  }
+}
+
+std::string str_of(const nlohmann::json& c, const char* k) {
+  auto it = c.find(k);
+  return it != c.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+double num_of(const nlohmann::json& c, const char* k) {
+  auto it = c.find(k);
+  return it != c.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+// Each cost any variant used, once per (key, value, source): class, value, the range its mean may
+// be off by (docs/uncertainty.md) and its source; the variants that used it when not all did.
+std::string section_costs(const ScenarioResult& r, const TextOptions&) {
+  struct Row {
+    const nlohmann::json* c;
+    std::vector<std::string> variants;
+  };
+  std::map<std::string, Row> rows;  // key \x1f value \x1f source -> row, sorted by key
+  for (const auto& v : r.variants) {
+    std::vector<const nlohmann::json*> cs;
+    cost_objects(v.result.provenance, cs);
+    for (const auto* c : cs) {
+      const std::string id = str_of(*c, "key") + '\x1f' + fmt::format("{}", num_of(*c, "value")) + '\x1f' + str_of(*c, "source");
+      auto [it, fresh] = rows.emplace(id, Row{c, {}});
+      if (it->second.variants.empty() || it->second.variants.back() != v.name) it->second.variants.push_back(v.name);
+    }
+  }
+  if (rows.empty()) return {};
+  std::size_t estimates = 0;
+  for (const auto& [id, row] : rows) estimates += str_of(*row.c, "class") == "estimate" ? 1 : 0;
+  std::string out = fmt::format("\n  costs used: class, value, the range its mean may be off by, source ({} of {} are estimates)\n",
+                                estimates, rows.size());
+  for (const auto& [id, row] : rows) {
+    const nlohmann::json& c = *row.c;
+    const std::string unit = str_of(c, "unit");
+    std::string range = "-";
+    if (auto it = c.find("range"); it != c.end() && it->is_array() && it->size() == 2) {
+      const double lo = (*it)[0].get<double>(), hi = (*it)[1].get<double>();
+      range = lo == hi ? "fixed" : fmt::format("[{} - {}]", format_number(lo), format_number(hi));
+      if (c.value("range_default", false)) range += " class default";
+    }
+    std::string line = fmt::format("    {:<34} {:<9} {:>9} {:<6} {}", str_of(c, "key"), str_of(c, "class"),
+                                   format_number(num_of(c, "value")), unit, range);
+    if (row.variants.size() != r.variants.size()) {
+      std::string names;
+      for (const auto& n : row.variants) names += (names.empty() ? "" : ", ") + n;
+      line += " (in " + names + ")";
+    }
+    out += line + "\n" + wrap(kCont.substr(1), str_of(c, "source"), kCont);  // wrap puts a space after `first`
+  }
+  return out;
+}
+
 // ---- variant sections -----------------------------------------------------------------------
 
 std::string section_settings(const ScenarioResult& r, const VariantResult& v, const TextOptions&) {
@@ -260,7 +329,7 @@ std::string section_sample(const ScenarioResult&, const VariantResult& v, const 
 }
 
 constexpr ScenarioSection kScenarioSections[] = {section_common_settings, section_other_metrics, section_throughput,
-                                                 section_resources, section_checks};
+                                                 section_resources, section_checks, section_costs};
 
 struct NamedVariantSection {
   VariantSection render;

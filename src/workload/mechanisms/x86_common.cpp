@@ -90,8 +90,11 @@ class Lazy {
 };
 
 // KVM_HC_SEND_IPI calls of a PV send, executed by KVM's kvm_pv_send_ipi.
+// `blocked`: the vCPUs whose thread sleeps (X86SendOptions::blocked); each delivery to one also
+// pays `kick` (kvm_vcpu_kick) on the sender.
 void price_pv_hypercalls(SendPlan& p, Pricer& pr, const x86::X86Vm& xvm, const x86::GuestSend& gs, Deliveries& out,
-                         std::vector<bool>& got, const std::vector<bool>& asked) {
+                         std::vector<bool>& got, const std::vector<bool>& asked, const std::vector<bool>& blocked,
+                         Lazy& kick) {
   x86::KvmPvGuestState state;
   const x86::PvIpiExecution ex = x86::kvm_pv_execute(xvm, x86::KvmPvIpiHostState{}, true, gs, state);
   Lazy hc_exit(pr, "VM exit for KVM_HC_SEND_IPI", vm_exit_entry), hc_call(pr, "KVM_HC_SEND_IPI dispatch and bitmap walk", kvm_pv_send_ipi_call),
@@ -102,6 +105,7 @@ void price_pv_hypercalls(SendPlan& p, Pricer& pr, const x86::X86Vm& xvm, const x
     for (const auto& t : call.ipi.targets) {
       if (!t.accepted) continue;
       p.sender.push_back(hc_dest.get());
+      if (t.vcpu < blocked.size() && blocked[t.vcpu]) p.sender.push_back(kick.get());
       out.add(t.vcpu, t.vcpu < asked.size() && asked[t.vcpu]);
       got[t.vcpu] = true;
     }
@@ -156,12 +160,14 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
       xapic_mmio(pr, "MMIO exit: emulate one xAPIC register access", xapic_mmio_exit);
   Lazy icr_exit(pr, "VM exit for the ICR write", vm_exit_entry), icr_emulate(pr, "hypervisor emulates the ICR write", x2apic_icr_write_exit),
       icr_dest(pr, "deliver to one destination APIC", x2apic_icr_dest_per_target),
+      kick(pr, "kvm_vcpu_kick wakes the blocked vCPU thread", vcpu_kick_blocked),
       icr_fast(pr, "KVM's IRQs-off fastpath handles the ICR write", x2apic_icr_write_fastpath),
       ipiv_write(pr, "ICR write virtualised by the CPU (IPIv): no exit", ipiv_icr_write, Lane::Guest),
       ipiv_post(pr, "the CPU posts into the target's PID and notifies it", ipiv_pid_post, Lane::Guest),
       native_write(pr, "x2APIC ICR write (WRMSR, no hypervisor)", x2apic_native_icr_write, Lane::Guest),
       avic_write(pr, "ICR write accelerated by AVIC: no exit", avic_icr_write, Lane::Guest),
       avic_bell(pr, "AVIC sets the vector in the target's backing page, rings its doorbell", avic_doorbell, Lane::Guest);
+  const auto blocked = [&](unsigned cpu) { return cpu < opt.blocked.size() && opt.blocked[cpu]; };
   std::uint64_t icr_writes = 0, exits = 0, fast = 0, virtualised = 0, by_avic = 0;
   x86::IcrWriteOutcome o;  // one per write, its storage reused
   for (const auto& w : gs.msr_writes) {
@@ -195,7 +201,10 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
       if (!t.accepted) continue;
       if (avic) p.sender.push_back(avic_bell.get());
       else if (by_cpu) p.sender.push_back(ipiv_post.get());
-      else if (!opt.native) p.sender.push_back(icr_dest.get());
+      else if (!opt.native) {
+        p.sender.push_back(icr_dest.get());
+        if (blocked(t.vcpu)) p.sender.push_back(kick.get());
+      }
       out.add(t.vcpu, was_asked(t.vcpu));
       got[t.vcpu] = true;
     }
@@ -224,14 +233,14 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
   if (fast) add_counter(p, pr, counters::icr_fastpath_exits, fast);
   if (virtualised) add_counter(p, pr, counters::ipiv_icr_writes, virtualised);
   if (by_avic) add_counter(p, pr, counters::avic_icr_writes, by_avic);
-  if (!gs.hypercalls.empty()) price_pv_hypercalls(p, pr, xvm, gs, out, got, asked);
+  if (!gs.hypercalls.empty()) price_pv_hypercalls(p, pr, xvm, gs, out, got, asked, opt.blocked, kick);
   for (unsigned cpu : intended)
     if (cpu >= got.size() || !got[cpu]) p.lost.push_back({static_cast<int>(cpu), "the model delivered nothing to it"});
 }
 
 std::vector<cost::CostKey> x86_icr_cost_keys() {
   std::vector<cost::CostKey> k{guest_ipi_path_call, guest_cpumask_word, vm_exit_entry, x2apic_icr_write_exit,
-                               x2apic_icr_dest_per_target};
+                               x2apic_icr_dest_per_target, vcpu_kick_blocked};
   for (auto t : x86_target_cost_keys()) k.push_back(t);
   return k;
 }
@@ -250,7 +259,18 @@ X86NativeMechanism::X86NativeMechanism(MechanismContext& ctx, std::string name, 
   }
   read_x86_send_params(ctx.params, cfg_, options_);
   arrival_ = options_.native ? x86_native_arrival(*pricer_) : x86_arrival(*pricer_, ctx.params, options_.inhibited);
-  if (!options_.native) x86_preempted_arrival(arrival_, *pricer_, ctx.vm);
+  if (!options_.native) {
+    x86_preempted_arrival(arrival_, *pricer_, ctx.vm);
+    options_.blocked = blocked_vcpus(ctx.vm, arrival_);
+  }
+}
+
+std::vector<bool> blocked_vcpus(const topology::Vm& vm, const ArrivalSteps& arrival) {
+  std::vector<bool> out(static_cast<std::size_t>(vm.size()), false);
+  if (arrival.host_poll.enabled() || arrival.guest_poll.enabled()) return out;
+  for (const auto& v : vm.vcpus)
+    if (v.initial_state == topology::VcpuState::Halted) out[static_cast<std::size_t>(v.cpu)] = true;
+  return out;
 }
 
 SendPlan X86NativeMechanism::plan(const SendRequest& r) {
@@ -276,6 +296,20 @@ SendPlan X86NativeMechanism::plan(const SendRequest& r) {
   if (node_of_cpu_.empty()) node_of_cpu_ = node_of_cpus(*host_, *vm_);
   price_x86_send(p, pr, *host_, *vm_, xvm_, r.sender, gs, r.targets, node_of_cpu_, options_);
   return p;
+}
+
+std::vector<std::string> X86NativeMechanism::notes() const {
+  std::vector<std::string> out;
+  if (options_.inhibited) out.push_back(options_.inhibit_reason);
+  if (options_.native || (!arrival_.host_poll.enabled() && !arrival_.guest_poll.enabled())) return out;
+  for (const auto& v : vm_->vcpus)
+    if (v.initial_state == topology::VcpuState::Halted) {
+      out.push_back("halted targets are priced on the sender as caught by halt-polling (no sleeping thread to wake): a "
+                    "delivery counted under target_path.halted_blocked paid its wake-up on the target only, not "
+                    "vcpu.kick_blocked on the sender");
+      break;
+    }
+  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> X86NativeMechanism::settings() const {

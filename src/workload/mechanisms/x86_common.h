@@ -7,6 +7,7 @@
 //   an ICR write        vm.exit_entry + x2apic.icr_write_exit, then x2apic.icr_dest_per_target per
 //                       destination (the delivery leaves after it) — all on the sender's pCPU (Exit)
 //   a KVM PV call       vm.exit_entry + kvm.pv_send_ipi_call, then kvm.pv_send_ipi_per_dest per target
+//   a blocked target    either: + vcpu.kick_blocked on the sender (kvm_vcpu_kick wakes its thread)
 //   every delivery      the interconnect from the sender's node to the target's (host latency matrix)
 //   arrival             by the target's state (x86_target.cpp, target_path.h): running target:
 //                       apic.interrupt_injection (posted interrupt, no exit); halted target:
@@ -59,7 +60,16 @@ struct X86SendOptions {
   std::string inhibit_reason;
   /// KVM PV TLB flush (kvm-pv's pv_tlb_flush): Mechanism::pv_tlb_flush.
   bool pv_tlb_flush = false;
+  /// Per guest CPU: its thread sleeps in kvm_vcpu_block when it idles (state halted, no host or
+  /// guest halt-polling), so an exit that delivers to it also wakes that thread on the sender's pCPU
+  /// (vcpu.kick_blocked per destination). Empty: no destination is blocked (Hyper-V's own host).
+  std::vector<bool> blocked;
 };
+
+/// The `blocked` set of X86SendOptions: the vCPUs whose idle state is halted, when neither KVM's
+/// halt-polling nor the guest's cpuidle-haltpoll is on (with either, a halt is assumed caught by
+/// the poll: the sender's kick then finds no sleeping thread).
+std::vector<bool> blocked_vcpus(const topology::Vm& vm, const ArrivalSteps& arrival);
 
 /// Appends the steps and deliveries of `send` (issued by `sender`) to `plan`; `intended` are the CPUs
 /// the send was for (a delivery elsewhere is misdelivered; an intended CPU nobody delivered to is lost).
@@ -115,10 +125,7 @@ class X86NativeMechanism final : public Mechanism {
   const ArrivalSteps& arrival() const override { return arrival_; }
   std::vector<std::pair<std::string, std::string>> settings() const override;
   bool pv_tlb_flush() const override { return options_.pv_tlb_flush; }
-  std::vector<std::string> notes() const override {
-    if (options_.inhibited) return {options_.inhibit_reason};
-    return {};
-  }
+  std::vector<std::string> notes() const override;
 
  private:
   const topology::Host* host_;
