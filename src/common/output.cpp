@@ -259,12 +259,14 @@ namespace {
 
 int g_stdout_error = 0;
 
+// fopencookie(3): the write function returns the bytes it took, 0 on error, never a negative value
+// (glibc's fwrite adds a -1 to its counts as SIZE_MAX: a large fwrite then runs off its buffer).
 ssize_t stdout_write(void*, const char* buf, size_t n) {
-  if (g_stdout_error) return -1;
+  if (g_stdout_error) return 0;
   if (const int err = write_all(1, buf, n)) {
     g_stdout_error = err;
     errno = err;
-    return -1;
+    return 0;
   }
   return static_cast<ssize_t>(n);
 }
