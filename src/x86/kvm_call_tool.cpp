@@ -242,7 +242,7 @@ ordered_json call_json(const CallRun& cr) {
   j["caller"] = {{"op_64_bit", caller.op_64_bit}, {"cpl", caller.cpl},
                  {"pv_send_ipi", caller.has_pv_send_ipi}, {"pv_sched_yield", caller.has_pv_sched_yield}};
   j["registers"] = {{"rax", regs.rax}, {"rbx", regs.rbx}, {"rcx", regs.rcx}, {"rdx", regs.rdx}, {"rsi", regs.rsi}};
-  const std::string given_text = registers_given_report(o, regs.rax, j);
+  registers_given_report(o, regs.rax, j);
   j["nr"] = out.nr;
   j["nr_name"] = std::string(nr_name(out.nr));
   j["modelled"] = out.modelled;
@@ -333,7 +333,8 @@ std::string call_text(const CallRun& cr) {
   t += fmt::format("registers  RAX {} ({})  RBX {}  RCX {}\n           RDX {}  RSI {}  ({}, CPL {})\n", hex64(regs.rax),
                    nr_name(out.nr), hex64(regs.rbx), hex64(regs.rcx), hex64(regs.rdx), hex64(regs.rsi),
                    caller.op_64_bit ? "64-bit caller" : "32-bit caller: registers truncated to 32 bits", caller.cpl);
-  t += given_text;
+  ordered_json given;  // registers_given_report fills the JSON's fields too; only its lines are kept here
+  t += registers_given_report(o, regs.rax, given);
   if (out.send_ipi_ran) {
     const Icr irq = decode_x2apic_icr(out.nr == kKvmHcSendIpi ? (caller.op_64_bit ? regs.rsi : regs.rsi & 0xFFFFFFFF)
                                                               : 0);
