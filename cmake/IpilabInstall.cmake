@@ -6,7 +6,8 @@
 #   P/share/doc/ipilab/changelog.gz           cmake/debian/changelog (a native package's name)
 #   P/share/doc/ipilab/copyright              cmake/debian/copyright (DEP-5; Debian policy 12.5)
 #   P/share/bash-completion/completions/ipilab, and zsh's _ipilab   `ipilab help-completion`
-#   P/share/doc/ipilab/                       README.md and docs/
+#   P/share/doc/ipilab/                       README.md, docs/, profiles/README.md, scenarios/README.md:
+#                                             the source tree's layout, so README's relative links resolve
 set(_data ${CMAKE_INSTALL_DATADIR}/ipilab)
 
 install(TARGETS ipilab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -19,7 +20,9 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/examples/ DESTINATION ${_data}/docs
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # Debian policy 12.5: the copyright file, uncompressed, machine-readable (DEP-5).
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
+install(FILES ${PROJECT_SOURCE_DIR}/profiles/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/profiles)
+install(FILES ${PROJECT_SOURCE_DIR}/scenarios/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/scenarios)
 
 # The man page and the completions come from the built binary's own command tree, so they cannot
 # drift from --help. (Not in a build of the fuzzers: that binary is instrumented for libFuzzer.)

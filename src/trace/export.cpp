@@ -62,7 +62,9 @@ class TraceExports::BufferObserver : public AnalysisObserver {
     w.slice(from, r.send_ns, 1, fmt::format("send {} -> CPU {}{}", kind_name(r.kind), r.dst, suffix), "send", args);
     if (r.arrival_ns) {
       track(r.dst);
-      w.flow(r.id + 1 + (static_cast<std::uint64_t>(group_) << 48), from, r.send_ns, to, *r.arrival_ns,
+      // Flow ids stay below 2^53: JSON readers (Perfetto's UI, jq) hold numbers as doubles, and ids
+      // above that merge. The group in bits 40 and up, as the simulated timeline's (scenario/timeline.cpp).
+      w.flow(r.id + 1 + (static_cast<std::uint64_t>(group_) << 40), from, r.send_ns, to, *r.arrival_ns,
              r.outcome == SendOutcome::Coalesced ? "IPI (coalesced)" : "IPI",
              r.outcome == SendOutcome::Coalesced ? "ipi,coalesced" : "ipi");
     }

@@ -13,8 +13,14 @@ cd /
 
 for f in bin/ipilab share/man/man1/ipilab.1.gz share/doc/ipilab/changelog.gz share/bash-completion/completions/ipilab share/zsh/site-functions/_ipilab \
          share/ipilab/scenarios/default.list share/ipilab/scenarios/README.md share/ipilab/profiles/README.md \
-         share/ipilab/data/traces/mixed.dat share/doc/ipilab/README.md share/doc/ipilab/json.md; do
+         share/ipilab/data/traces/mixed.dat share/doc/ipilab/README.md share/doc/ipilab/docs/json.md; do
   [ -f "$P/$f" ] || fail "not installed: $f"
+done
+# Every relative link of the installed README and docs resolves inside the installed doc folder.
+for md in "$P"/share/doc/ipilab/README.md "$P"/share/doc/ipilab/docs/*.md; do
+  for link in $(grep -o '](\([^)#]*\))' "$md" | sed 's/^](//; s/)$//' | grep -v '^[a-z]*:'); do
+    [ -e "$(dirname "$md")/$link" ] || fail "installed ${md#$P/}: the link '$link' leads nowhere"
+  done
 done
 for d in scenarios profiles profiles/hosts; do
   for f in "$src/$d"/*.toml; do [ -f "$P/share/ipilab/$d/$(basename "$f")" ] || fail "not installed: $d/$(basename "$f")"; done

@@ -464,6 +464,18 @@ TEST(ReplayTimeline, RecordedAndSimulatedGroupsInOneFile) {
   EXPECT_EQ(events_of(doc, 1000, "i", "marker").size(), 2u);
   EXPECT_EQ(events_of(doc, 1, "s", "ipi").size(), 158u);  // raw IPIs, none merged at this rate
   EXPECT_EQ(events_of(doc, 1, "X", "send").size(), 158u);
+  // Every flow id distinct and exact as a double (below 2^53), so that no JSON reader merges flows.
+  std::set<std::uint64_t> flow_ids;
+  std::size_t flow_starts = 0;
+  for (const auto& e : doc.at("traceEvents"))
+    if (e.value("ph", "") == "s") {
+      const std::uint64_t id = e.at("id").get<std::uint64_t>();
+      EXPECT_LT(id, std::uint64_t{1} << 53) << e.dump();
+      flow_ids.insert(id);
+      ++flow_starts;
+    }
+  EXPECT_EQ(flow_ids.size(), flow_starts);
+  EXPECT_EQ(flow_starts, 95u + 63u + 158u);
   for (int pid : {1, 1000}) {
     std::set<std::string> names;
     for (const auto& e : events_of(doc, pid, "M"))
