@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "common/error.h"
 #include "common/file.h"
+#include "common/output.h"
 #include "evidence/calibrate.h"
 #include "sweep/exec.h"
 #include "workload/workload.h"
@@ -67,7 +68,7 @@ void add_calibrate_command(CLI::App& root) {
     const auto c = evidence::calibrate(figures, o, [](std::string_view name, std::string_view place) -> const workload::WorkloadInfo& {
       return workload::find_workload(name, place);
     });
-    if (!out->empty()) write_file_atomically(*out, evidence::calibration_profile(c, o.profile));
+    if (!out->empty()) output::write_file(*out, evidence::calibration_profile(c, o.profile), "--profile-out");
     std::cout << evidence::format_calibration(c);
     if (!out->empty()) std::cout << fmt::format("\nprofile layer written to {} (ipilab run SCENARIO --profile {})\n", *out, *out);
   });

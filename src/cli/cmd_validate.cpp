@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "common/error.h"
 #include "common/file.h"
+#include "common/output.h"
 #include "evidence/validate.h"
 #include "sweep/exec.h"
 #include "workload/workload.h"
@@ -64,7 +65,7 @@ void add_validate_command(CLI::App& root) {
     if (*json == "-") {
       std::cout << evidence::validation_json(v).dump(2) << "\n";
     } else {
-      if (!json->empty()) write_file_atomically(*json, evidence::validation_json(v).dump(2) + "\n");
+      if (!json->empty()) output::write_file(*json, evidence::validation_json(v).dump(2) + "\n", "--json");
       std::cout << evidence::format_validation(v);
       if (!json->empty()) std::cout << fmt::format("\nJSON written to {}\n", *json);
     }
