@@ -4,8 +4,13 @@
 # the counts it streamed live (its --json) equal those of `ipilab trace x.dat` afterwards, trace-cmd
 # reads the saved file (when installed), and no tracefs instance is left behind.
 # Skips (exit 77) where tracefs is not usable: not root, not mounted, no IPI events, one CPU.
+# With "sanitized" as second argument (an ASan/UBSan build, several times slower): the live reader
+# falls behind the tracer, so the one-line-a-second and the pairing checks (a send paired across
+# CPUs in the order the reader got them) are not asserted; the events and the sends and arrivals
+# read live must still equal the saved file's, and no instance may be left.
 set -u
 ipilab=$1
+mode=${2:-exact}
 tmp=$(mktemp -d)
 trap 'kill "$load" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 tracing=/sys/kernel/tracing
@@ -42,15 +47,19 @@ cat "$tmp/live.err"
 [ $rc = 0 ] || { echo "FAIL: trace --live exited $rc"; exit 1; }
 ls "$tracing/instances" | grep -q '^ipilab-live$' && { echo "FAIL: instance ipilab-live left behind"; fail=1; }
 lines=$(grep -c '^ipilab: live [0-9]* s: ' "$tmp/live.err")
-[ "$lines" -ge 3 ] || { echo "FAIL: $lines interval lines on stderr (no terminal), expected one a second"; fail=1; }
+[ "$mode" = sanitized ] || [ "$lines" -ge 3 ] || { echo "FAIL: $lines interval lines on stderr (no terminal), expected one a second"; fail=1; }
 grep -q '^== ' "$tmp/live.txt" || grep -q 'IPI' "$tmp/live.txt" || { echo "FAIL: no report on stdout"; fail=1; }
 "$ipilab" trace "$tmp/x.dat" --json "$tmp/after.json" >/dev/null || { echo "FAIL: ipilab trace x.dat"; exit 1; }
-python3 - "$tmp/live.json" "$tmp/after.json" <<'PY' || fail=1
+python3 - "$tmp/live.json" "$tmp/after.json" "$mode" <<'PY' || fail=1
 import json, sys
 live, after = (json.load(open(p)) for p in sys.argv[1:3])
+exact = sys.argv[3] != "sanitized"
 keys = ["ipis_sent", "matched", "coalesced", "unmatched_sends", "unmatched_arrivals", "arrivals", "events"]
+if not exact:
+    keys = ["ipis_sent", "arrivals", "events"]
+    print("sanitized build: pairing and per-second lines not asserted (the reader falls behind the tracer)")
 bad = [k for k in keys if live[k] != after[k]]
-for k in ("by_kind", "calls"):
+for k in (("by_kind", "calls") if exact else ()):
     for name, row in live[k].items():
         if row["count"] != after[k][name]["count"]:
             bad.append(f"{k}.{name}")
