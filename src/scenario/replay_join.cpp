@@ -56,7 +56,7 @@ class ReplayJoin::Simulated final : public workload::Observer {
   };
 
   Simulated(std::string name, const std::vector<workload::ReplaySend>& sends, workload::Arch arch, unsigned vcpus)
-      : name_(std::move(name)), sends_(sends), issued_(vcpus), next_(vcpus, 0), pending_(vcpus), stray_(vcpus) {
+      : name_(std::move(name)), issued_(vcpus), next_(vcpus, 0), pending_(vcpus), stray_(vcpus) {
     // The sends each vCPU's program issues, in order (workload::replay skips those whose kind has
     // no vector on the architecture).
     for (std::size_t i = 0; i < sends.size(); ++i) {
@@ -135,7 +135,6 @@ class ReplayJoin::Simulated final : public workload::Observer {
   }
 
   std::string name_;
-  const std::vector<workload::ReplaySend>& sends_;
   std::vector<std::vector<std::size_t>> issued_;
   std::vector<std::size_t> next_;
   std::vector<std::vector<Request>> pending_;          // per sender: requests of the send in progress
