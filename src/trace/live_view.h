@@ -39,7 +39,7 @@ class LiveView final : public AnalysisObserver {
   };
   Counts total_, now_;
   std::array<sim::Histogram, kIpiKindCount> latency_{};
-  double interval_start_ = 0, last_ = 0;
+  double interval_start_ = 0;
 };
 
 }  // namespace ipilab::trace
