@@ -151,4 +151,9 @@ ParamInfo mechanism_param(std::string_view def);
 std::optional<PlanStep> interconnect_step(Pricer& pricer, const topology::Host& host, int from_node, int to_node,
                                           std::string_view what);
 
+/// A delivery to guest CPU `target` that leaves after the sender's last step so far, its path the
+/// interconnect crossing (named `what`) from node `sender_node` to the target pCPU's node, if any.
+PlannedDelivery delivery_after_last_step(const SendPlan& plan, Pricer& pricer, const topology::Host& host,
+                                         const topology::Vm& vm, int sender_node, unsigned target, std::string_view what);
+
 }  // namespace ipilab::workload

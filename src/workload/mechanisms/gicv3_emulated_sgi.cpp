@@ -46,12 +46,7 @@ class EmulatedSgi final : public Mechanism {
         p.sender.push_back(pr.step(kSender, "vgic_v3_queue_sgi: pending_latch, ap_list", gic_vgic_queue_sgi, 1, Lane::Exit));
         p.sender.push_back(pr.step(kSender, "kvm_vcpu_kick: physical IPI to the target's pCPU", gic_vcpu_kick, 1, Lane::Exit));
         add_counter(p, pr, counters::kicks);
-        PlannedDelivery d;
-        d.target_cpu = static_cast<int>(target);
-        d.after_sender_step = static_cast<std::uint32_t>(p.sender.size() - 1);
-        const int tnode = host_->cpu(vm_->pcpu_of(static_cast<int>(target))).node;
-        if (auto s = interconnect_step(pr, *host_, snode, tnode, "kick IPI to the target's CPU")) d.path.push_back(*s);
-        p.deliveries.push_back(std::move(d));
+        p.deliveries.push_back(delivery_after_last_step(p, pr, *host_, *vm_, snode, target, "kick IPI to the target's CPU"));
       }
       p.sender.push_back(pr.step(kSender, "return from the trap, ERET to the guest", gic_sgi_trap_return, 1, Lane::Exit));
     }

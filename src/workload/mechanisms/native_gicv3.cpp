@@ -36,12 +36,8 @@ class NativeGicv3 final : public Mechanism {
       p.sender.push_back(pr.step(kSender, "ICC_SGI1R_EL1 write (no trap: bare metal)", gic_native_sgi1r_write, 1, Lane::Guest));
       ++writes;
       for (std::size_t i = b; i < e; ++i) {
-        PlannedDelivery d;
-        d.target_cpu = static_cast<int>(r.targets[i]);
-        d.after_sender_step = static_cast<std::uint32_t>(p.sender.size() - 1);
-        const int tnode = host_->cpu(vm_->pcpu_of(static_cast<int>(r.targets[i]))).node;
-        if (auto s = interconnect_step(pr, *host_, snode, tnode, "SGI to the target's redistributor")) d.path.push_back(*s);
-        p.deliveries.push_back(std::move(d));
+        p.deliveries.push_back(
+            delivery_after_last_step(p, pr, *host_, *vm_, snode, r.targets[i], "SGI to the target's redistributor"));
       }
     }
     if (writes) add_counter(p, pr, counters::sgi1r_writes, writes);

@@ -104,4 +104,14 @@ std::optional<PlanStep> interconnect_step(Pricer& pricer, const topology::Host& 
   return pricer.fixed("interconnect", what, "host latency matrix", sim::from_ns(ns), Lane::Wire);
 }
 
+PlannedDelivery delivery_after_last_step(const SendPlan& plan, Pricer& pricer, const topology::Host& host,
+                                         const topology::Vm& vm, int sender_node, unsigned target, std::string_view what) {
+  PlannedDelivery d;
+  d.target_cpu = static_cast<int>(target);
+  d.after_sender_step = static_cast<std::uint32_t>(plan.sender.size() - 1);
+  const int tnode = host.cpu(vm.pcpu_of(static_cast<int>(target))).node;
+  if (auto s = interconnect_step(pricer, host, sender_node, tnode, what)) d.path.push_back(*s);
+  return d;
+}
+
 }  // namespace ipilab::workload
