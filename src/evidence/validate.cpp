@@ -29,6 +29,13 @@ std::string_view kind_name(FigureKind k) {
   return "?";
 }
 
+double relative_change_percent(double value, double base) { return 100.0 * (value - base) / base; }
+
+bool within_tolerance(const Figure& f, double model) {
+  if (!f.relative_to.empty()) return std::fabs(model - f.value) <= f.tolerance + 1e-9;
+  return std::fabs(model - f.value) <= f.tolerance * std::fabs(f.value) + 1e-12 * std::fabs(f.value);
+}
+
 std::string shipped_figures_file() { return (data_dir() / "validation" / "figures.toml").string(); }
 
 namespace {
@@ -68,10 +75,22 @@ Figure read_figure(const toml::table& t, const std::string& file, std::size_t i)
       if (!s) r.fail("fitted_into", "expected an array of cost keys (strings)");
       f.fitted_into.push_back(*s);
     }
+  } else if (const auto rel = r.opt_string("relative_to")) {
+    f.relative_to = *rel;
+    if (f.relative_to.empty() || f.relative_to == f.variant)
+      r.fail("relative_to", "names the variant the change is measured from: another variant of the same scenario");
+    if (f.unit != "%") r.fail("unit", fmt::format("'{}': a relative figure (relative_to) is a change in %: unit = \"%\"", f.unit));
+    if (r.opt_double("tolerance")) r.fail("tolerance", "a relative figure states tolerance_points (percentage points), not a relative tolerance");
+    const std::optional<double> tol = r.opt_double("tolerance_points");
+    if (!tol || !(*tol >= 0) || *tol > 100) r.fail("tolerance_points", "missing or not in [0, 100]: a relative figure states its tolerance in percentage points");
+    f.tolerance = *tol;
   } else {
+    if (r.opt_double("tolerance_points")) r.fail("tolerance_points", "only for a relative figure (relative_to); an absolute one states tolerance");
     const std::optional<double> tol = r.opt_double("tolerance");
     if (!tol || !(*tol >= 0) || *tol > 1) r.fail("tolerance", "missing or not in [0, 1]: a predicted figure states its relative tolerance");
     f.tolerance = *tol;
+  }
+  if (f.kind == FigureKind::Predicted) {
     f.tolerance_reason = r.opt_string("tolerance_reason").value_or("");
     if (f.tolerance_reason.empty()) r.fail("tolerance_reason", "missing: say why the tolerance is that wide (the source's precision or spread)");
   }
@@ -121,8 +140,13 @@ void check_fits(ProfileSummary& ps, const cost::Profile& prof, const std::vector
 void run_scenario(const std::string& name, std::vector<FigureResult*>& rows, const ValidateOptions& opt,
                   const scenario::WorkloadLookup& lookup) {
   scenario::RunOverrides ov;
-  for (const auto* r : rows)
-    if (std::find(ov.variants.begin(), ov.variants.end(), r->figure.variant) == ov.variants.end()) ov.variants.push_back(r->figure.variant);
+  auto need = [](std::vector<std::string>& v, const std::string& name) {
+    if (!name.empty() && std::find(v.begin(), v.end(), name) == v.end()) v.push_back(name);
+  };
+  for (const auto* r : rows) {
+    need(ov.variants, r->figure.variant);
+    need(ov.variants, r->figure.relative_to);
+  }
   std::string path;
   try {
     path = scenario::resolve_scenario(name);
@@ -140,37 +164,42 @@ void run_scenario(const std::string& name, std::vector<FigureResult*>& rows, con
   // The intervals: draws of the variants with a predicted figure only (the fitted ones need none).
   scenario::RunOverrides pov;
   for (const auto* r : rows)
-    if (r->figure.kind == FigureKind::Predicted &&
-        std::find(pov.variants.begin(), pov.variants.end(), r->figure.variant) == pov.variants.end())
-      pov.variants.push_back(r->figure.variant);
+    if (r->figure.kind == FigureKind::Predicted && r->figure.relative_to.empty()) need(pov.variants, r->figure.variant);
   std::optional<Propagation> prop;
   if (!pov.variants.empty() && opt.draws >= 2) {
     const scenario::PreparedScenario pp = scenario::prepare(scenario::load_scenario(path), pov, lookup);
     prop = propagate(pp, scenario::run(pp), PropagateOptions{opt.draws, opt.jobs, 0});
   }
-  for (FigureResult* row : rows) {
-    const Figure& f = row->figure;
+  // The figure's metric in one variant (checked: the variant runs the figure's profile, reports the
+  // metric, in the figure's unit unless the figure is relative).
+  auto observed = [&](const Figure& f, const std::string& variant) {
     std::size_t vi = 0;
-    while (vi < res.variants.size() && res.variants[vi].name != f.variant) ++vi;
+    while (vi < res.variants.size() && res.variants[vi].name != variant) ++vi;
     const auto& vr = res.variants[vi];
     if (p.variants[vi].spec.profile.name() != f.profile)
       throw InputError(f.place + ".profile", fmt::format("figure {} says profile '{}', but variant '{}' of {} runs profile '{}'", f.id, f.profile,
-                                                         f.variant, name, p.variants[vi].spec.profile.name()));
+                                                         variant, name, p.variants[vi].spec.profile.name()));
     const auto m = std::find_if(vr.result.metrics.begin(), vr.result.metrics.end(), [&](const workload::Metric& x) { return x.name == f.metric; });
     if (m == vr.result.metrics.end())
-      throw InputError(f.place + ".metric", fmt::format("variant '{}' of {} reports no metric '{}'", f.variant, name, f.metric));
-    if (m->unit != f.unit)
+      throw InputError(f.place + ".metric", fmt::format("variant '{}' of {} reports no metric '{}'", variant, name, f.metric));
+    if (f.relative_to.empty() && m->unit != f.unit)
       throw InputError(f.place + ".unit", fmt::format("'{}': the metric {} is in {}; give the published figure in {}", f.unit, f.metric, m->unit, m->unit));
     scenario::Expectation e;
     e.key = f.metric;
     e.stat = f.stat;
     const auto got = scenario::observed_value(vr.result, e);
     if (!got) throw InputError(f.place + ".stat", fmt::format("'{}' is not a statistic of metric {}", f.stat, f.metric));
-    row->model = *got;
-    row->error = f.value != 0 ? (*got - f.value) / f.value : 0.0;
+    return *got;
+  };
+  for (FigureResult* row : rows) {
+    const Figure& f = row->figure;
+    const double got = f.relative_to.empty() ? observed(f, f.variant) : relative_change_percent(observed(f, f.variant), observed(f, f.relative_to));
+    row->model = got;
+    if (!f.relative_to.empty()) row->error = got - f.value;
+    else row->error = f.value != 0 ? (got - f.value) / f.value : 0.0;
     if (f.kind == FigureKind::Predicted) {
-      row->within = std::fabs(*got - f.value) <= f.tolerance * std::fabs(f.value) + 1e-12 * std::fabs(f.value);
-      if (prop && f.stat == "mean")
+      row->within = within_tolerance(f, got);
+      if (prop && f.stat == "mean" && f.relative_to.empty())
         for (const auto& pv : prop->variants)
           if (pv.variant == f.variant)
             for (const auto& mi : pv.metrics)

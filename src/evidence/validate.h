@@ -42,7 +42,11 @@ struct Figure {
   double value = 0;
   FigureKind kind = FigureKind::Predicted;
   std::vector<std::string> fitted_into;
-  double tolerance = 0;
+  /// A relative figure (predicted only): `value` is the change of `metric` from variant
+  /// `relative_to` to `variant` of the same scenario, in % (unit "%"), and its tolerance is
+  /// `tolerance_points`, in percentage points. Empty: an absolute figure.
+  std::string relative_to;
+  double tolerance = 0;  ///< absolute figures: relative; relative figures: percentage points
   std::string tolerance_reason, reason, note;
   std::string place;  ///< FILE:LINE:COLUMN: figure[i]
 };
@@ -54,10 +58,17 @@ std::vector<Figure> parse_figures(std::string_view text, const std::string& file
 /// The shipped set: data_dir()/validation/figures.toml.
 std::string shipped_figures_file();
 
+/// 100 * (value - base) / base: the change in % a relative figure states (InputError-free: a zero
+/// base gives +-inf or NaN, which no tolerance contains).
+double relative_change_percent(double value, double base);
+/// Whether `model` lies within `f`'s tolerance of its published value: relative to it for an
+/// absolute figure, in percentage points for a relative one.
+bool within_tolerance(const Figure& f, double model);
+
 struct FigureResult {
   Figure figure;
-  double model = 0;        ///< the model's value (fitted, predicted)
-  double error = 0;        ///< (model - published) / published
+  double model = 0;        ///< the model's value (fitted, predicted); a relative figure's: its change in %
+  double error = 0;        ///< (model - published) / published; a relative figure: model - published, in points
   bool within = true;      ///< predicted: |error| <= tolerance
   std::optional<Interval> interval;  ///< predicted, with draws
 };

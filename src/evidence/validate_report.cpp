@@ -71,6 +71,13 @@ std::string format_validation(const Validation& v) {
       }
       if (f.kind == FigureKind::Predicted)
         mark = (r.within ? "✓ within tolerance" : "✗ outside tolerance") + std::string(mark.empty() ? "" : "; ") + mark;
+      if (!f.relative_to.empty()) {  // a change between two variants, in %; error and tolerance in points
+        if (mark.find("interval") == std::string::npos) mark += "; no interval for a change between variants";
+        t.add({f.id, std::string(kind_name(f.kind)), fmt::format("{} / {} vs {} / {}", f.scenario, f.variant, f.relative_to, f.metric),
+               fmt::format("{:+.2f} %", f.value), fmt::format("{:+.2f} %", r.model), fmt::format("{:+.2f} pt", r.error),
+               fmt::format("±{:g} pt", f.tolerance), interval, mark});
+        continue;
+      }
       t.add({f.id, std::string(kind_name(f.kind)), fmt::format("{} / {} / {}", f.scenario, f.variant, f.metric),
              fmt::format("{} {}", number(f.value), f.unit), number(r.model), fmt::format("{:+.1f}%", r.error * 100),
              f.kind == FigureKind::Predicted ? rf::format_tolerance(f.tolerance) : "", interval, mark});
@@ -112,13 +119,14 @@ ojson validation_json(const Validation& v) {
     } else {
       j["scenario"] = f.scenario;
       j["variant"] = f.variant;
+      if (!f.relative_to.empty()) j["relative_to"] = f.relative_to;
       j["metric"] = f.metric;
       j["stat"] = f.stat;
       j["model"] = r.model;
       j["error"] = r.error;
       if (f.kind == FigureKind::Fitted) j["fitted_into"] = f.fitted_into;
       if (f.kind == FigureKind::Predicted) {
-        j["tolerance"] = f.tolerance;
+        j[f.relative_to.empty() ? "tolerance" : "tolerance_points"] = f.tolerance;
         j["tolerance_reason"] = f.tolerance_reason;
         j["within"] = r.within;
         if (r.interval) {
