@@ -38,6 +38,8 @@ constexpr CostKeyInfo kCatalog[] = {
     {guest_irq_entry.name, D, "guest interrupt entry: vector dispatch to the handler, irq_enter", kAll},
     {guest_irq_exit.name, D, "guest interrupt exit: irq_exit and return from the interrupt", kAll},
     {guest_eoi.name, D, "end of interrupt, per interrupt: x2APIC EOI write (virtualized or an exit) / ICC_EOIR1_EL1 write", kAll},
+    {"guest.clock_read", D, "one ktime_get() in the guest (the clocksource read, kvm-clock's pvclock_clocksource_read with its RDTSC, and the timekeeping arithmetic), per call", "workload ipi_benchmark"},
+    {"guest.ipi_bench_dry_run", D, "one iteration of the IPI benchmark module's loop without the send (its Dry-run case: send_ipi(DRY_RUN) with get_cpu/put_cpu, the loop and the sum)", "workload ipi_benchmark"},
     {guest_tlb_flush_handler.name, D, "target-side work of a TLB shootdown IPI (flush_tlb_func), per target", "workloads multicast, storm"},
     {guest_ttwu_queue.name, D, "try_to_wake_up() of a task on another CPU: select_task_rq + llist_add of the wake entry (ttwu_queue_wakelist)", kWake},
     {guest_ttwu_pending.name, D, "target: sched_ttwu_pending() for one queued wake entry (activate the task, check preemption)", kWake},

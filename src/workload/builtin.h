@@ -13,5 +13,6 @@ WorkloadInfo describe_storm();                     // storm.cpp
 WorkloadInfo describe_wakeup();                    // wakeup.cpp
 WorkloadInfo describe_its_commands();              // its_commands.cpp
 WorkloadInfo describe_kvm_bench();                 // kvm_bench.cpp
+WorkloadInfo describe_ipi_benchmark();             // ipi_benchmark.cpp
 
 }  // namespace ipilab::workload
