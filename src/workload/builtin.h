@@ -13,5 +13,6 @@ WorkloadInfo describe_storm();                     // storm.cpp
 WorkloadInfo describe_wakeup();                    // wakeup.cpp
 WorkloadInfo describe_its_commands();              // its_commands.cpp
 WorkloadInfo describe_kvm_bench();                 // kvm_bench.cpp
+WorkloadInfo describe_mmio_read_vgic();            // mmio_read_vgic.cpp
 
 }  // namespace ipilab::workload
