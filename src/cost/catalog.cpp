@@ -90,7 +90,8 @@ constexpr CostKeyInfo kCatalog[] = {
     {its_cwriter_write.name, D, "posted MMIO write to GITS_CWRITER, until the ITS sees it, without socket crossings", kItsCmd},
     {its_command_process.name, D, "the ITS executing one command from its queue (fetch the 32 bytes, decode, update tables, advance GITS_CREADR); one command at a time per ITS", kItsCmd},
     {its_wait_udelay.name, D, "udelay(1) between two GITS_CREADR reads in its_wait_for_range_completion", kItsCmd},
-    {gic_vgic_mmio_trap.name, D, "a guest MMIO write to its redistributor's SGI frame (GICR_ISENABLER0/ICENABLER0/IPRIORITYR) trapping to KVM and back: data abort, decode, vgic MMIO dispatch, excluding the ITS commands it sends", kItsCmd},
+    {gic_vgic_mmio_trap.name, D, "a guest MMIO access to its vGIC handled in KVM, trap to return: data abort, decode, vgic MMIO dispatch (a write to the redistributor's SGI frame, GICR_ISENABLER0/ICENABLER0/IPRIORITYR, excluding the ITS commands it sends; a distributor read such as micro-bench mmio_read_vgic's GICD_IIDR)",
+     "mechanism gicv4.1-vsgi, when a workload issues ITS commands (its_commands); workload mmio_read_vgic"},
     // Cache coherence.
     {mem_cacheline_smt.name, D, "one-way cache-line transfer between SMT siblings", kMem},
     {mem_cacheline_same_node.name, D, "one-way cache-line transfer between cores of one NUMA node", kMem},

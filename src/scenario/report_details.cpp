@@ -167,7 +167,7 @@ std::string section_resources(const ScenarioResult& r, const TextOptions&) {
       rows.push_back(std::move(row));
     }
   }
-  if (rows.empty()) return {};
+  if (rows.empty()) return "\n  resources: none: no variant used a queue or a shared resource\n";
   std::vector<double> waits;
   for (const auto& x : rows) waits.insert(waits.end(), {x.wmean, x.wp99});
   const NumberFormat fw = column_format(waits), fu{3};

@@ -14,5 +14,6 @@ WorkloadInfo describe_wakeup();                    // wakeup.cpp
 WorkloadInfo describe_its_commands();              // its_commands.cpp
 WorkloadInfo describe_kvm_bench();                 // kvm_bench.cpp
 WorkloadInfo describe_ipi_benchmark();             // ipi_benchmark.cpp
+WorkloadInfo describe_mmio_read_vgic();            // mmio_read_vgic.cpp
 
 }  // namespace ipilab::workload

@@ -15,7 +15,8 @@ const std::vector<WorkloadInfo>& registry() {
   static const std::vector<WorkloadInfo> all = [] {
     std::vector<WorkloadInfo> v{describe_smp_call_function_single(), describe_ipi_hw(), describe_multicast(),
                                 describe_kick(), describe_storm(), describe_wakeup(),
-                                describe_its_commands(), describe_kvm_bench(), describe_ipi_benchmark()};
+                                describe_its_commands(), describe_kvm_bench(), describe_ipi_benchmark(),
+                                describe_mmio_read_vgic()};
     std::sort(v.begin(), v.end(), [](const WorkloadInfo& a, const WorkloadInfo& b) { return a.name < b.name; });
     return v;
   }();
