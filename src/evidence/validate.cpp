@@ -24,6 +24,7 @@ std::string_view kind_name(FigureKind k) {
   switch (k) {
     case FigureKind::Fitted: return "fitted";
     case FigureKind::Predicted: return "predicted";
+    case FigureKind::Missed: return "missed";
     case FigureKind::NotModelled: return "not-modelled";
   }
   return "?";
@@ -54,8 +55,9 @@ Figure read_figure(const toml::table& t, const std::string& file, std::size_t i)
   const std::string kind = r.req_string("kind");
   if (kind == "fitted") f.kind = FigureKind::Fitted;
   else if (kind == "predicted") f.kind = FigureKind::Predicted;
+  else if (kind == "missed") f.kind = FigureKind::Missed;
   else if (kind == "not-modelled") f.kind = FigureKind::NotModelled;
-  else r.fail("kind", fmt::format("'{}' is not a kind: fitted, predicted or not-modelled", kind));
+  else r.fail("kind", fmt::format("'{}' is not a kind: fitted, predicted, missed or not-modelled", kind));
   f.note = r.opt_string("note").value_or("");
   if (f.kind == FigureKind::NotModelled) {
     f.reason = r.opt_string("reason").value_or("");
@@ -90,9 +92,13 @@ Figure read_figure(const toml::table& t, const std::string& file, std::size_t i)
     if (!tol || !(*tol >= 0) || *tol > 1) r.fail("tolerance", "missing or not in [0, 1]: a predicted figure states its relative tolerance");
     f.tolerance = *tol;
   }
-  if (f.kind == FigureKind::Predicted) {
+  if (f.kind == FigureKind::Predicted || f.kind == FigureKind::Missed) {
     f.tolerance_reason = r.opt_string("tolerance_reason").value_or("");
     if (f.tolerance_reason.empty()) r.fail("tolerance_reason", "missing: say why the tolerance is that wide (the source's precision or spread)");
+  }
+  if (f.kind == FigureKind::Missed) {
+    f.reason = r.opt_string("reason").value_or("");
+    if (f.reason.empty()) r.fail("reason", "missing: a missed figure says by how much it misses and what decides the miss");
   }
   r.finish();
   return f;
@@ -164,7 +170,8 @@ void run_scenario(const std::string& name, std::vector<FigureResult*>& rows, con
   // The intervals: draws of the variants with a predicted figure only (the fitted ones need none).
   scenario::RunOverrides pov;
   for (const auto* r : rows)
-    if (r->figure.kind == FigureKind::Predicted && r->figure.relative_to.empty()) need(pov.variants, r->figure.variant);
+    if ((r->figure.kind == FigureKind::Predicted || r->figure.kind == FigureKind::Missed) && r->figure.relative_to.empty())
+      need(pov.variants, r->figure.variant);
   std::optional<Propagation> prop;
   if (!pov.variants.empty() && opt.draws >= 2) {
     const scenario::PreparedScenario pp = scenario::prepare(scenario::load_scenario(path), pov, lookup);
@@ -197,7 +204,7 @@ void run_scenario(const std::string& name, std::vector<FigureResult*>& rows, con
     row->model = got;
     if (!f.relative_to.empty()) row->error = got - f.value;
     else row->error = f.value != 0 ? (got - f.value) / f.value : 0.0;
-    if (f.kind == FigureKind::Predicted) {
+    if (f.kind == FigureKind::Predicted || f.kind == FigureKind::Missed) {
       row->within = within_tolerance(f, got);
       if (prop && f.stat == "mean" && f.relative_to.empty())
         for (const auto& pv : prop->variants)
@@ -237,7 +244,7 @@ std::vector<Figure> load_figures(const std::string& path) { return figures_of(to
 std::vector<Figure> parse_figures(std::string_view text, const std::string& file) { return figures_of(toml_read::parse(text, file), file); }
 
 bool Validation::pass() const {
-  return std::all_of(figures.begin(), figures.end(), [](const FigureResult& r) { return r.within; });
+  return std::all_of(figures.begin(), figures.end(), [](const FigureResult& r) { return r.figure.kind != FigureKind::Predicted || r.within; });
 }
 
 Validation validate(const std::string& file, const std::vector<Figure>& figures, const ValidateOptions& opt,
@@ -279,6 +286,10 @@ Validation validate(const std::string& file, const std::vector<Figure>& figures,
       if (r.figure.profile != ps.name) continue;
       if (r.figure.kind == FigureKind::Fitted) ++ps.fitted;
       if (r.figure.kind == FigureKind::NotModelled) ++ps.not_modelled;
+      if (r.figure.kind == FigureKind::Missed) {
+        ++ps.missed;
+        if (r.within) ++ps.missed_now_within;
+      }
       if (r.figure.kind == FigureKind::Predicted) {
         ++ps.predicted;
         if (r.within) ++ps.predicted_within;
