@@ -20,12 +20,14 @@ constexpr const char* kValidateHelp = R"(Runs every published figure of the vali
 profile and overall: the profile's fitted values, the figures fitted into them (reproduced by
 construction: they validate nothing), the figures predicted (nothing fitted to them) with each
 one's error, its stated tolerance and whether the 90 % interval over the profile's cost ranges
-contains the published value, and the published figures no scenario models yet. A profile with
+contains the published value, the figures the model computes but misses (kind missed: run and
+printed with their error every time, never failing the run, never validating their profile), and
+the published figures no scenario models yet. A profile with
 fewer predicted figures than fitted values is reported as NOT VALIDATED.
 
 The set is a data file (validation/figures.toml in the data folder; its header documents the
 format): one [[figure]] per published number with its source (commit, Message-ID, paper table),
-the scenario variant and metric that model it, and its kind (fitted, predicted, not-modelled).
+the scenario variant and metric that model it, and its kind (fitted, predicted, missed, not-modelled).
 
 Examples:
   ipilab validate                         # the shipped set
