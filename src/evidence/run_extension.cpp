@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "evidence/interval_plot.h"
 #include "evidence/report.h"
 #include "evidence/tornado_plot.h"
 
@@ -48,10 +49,16 @@ void AnalysisExtension::json(nlohmann::ordered_json& scenario, std::size_t index
 
 bool AnalysisExtension::plots(const std::vector<scenario::ScenarioResult>& rs, const std::string& requested,
                               output::OutputSet& outs, std::vector<std::filesystem::path>& finals) const {
-  if (!opt_.sensitivity) return false;
+  std::vector<const Propagation*> p;
+  for (std::size_t i = 0; i < rs.size(); ++i) p.push_back(i < done_.size() && done_[i].propagation ? &*done_[i].propagation : nullptr);
+  if (!opt_.sensitivity) {
+    if (!opt_.draws) return false;
+    finals = render_interval_plots(rs, p, requested, outs);
+    return true;
+  }
   std::vector<const Sensitivity*> s;
   for (std::size_t i = 0; i < rs.size(); ++i) s.push_back(i < done_.size() && done_[i].sensitivity ? &*done_[i].sensitivity : nullptr);
-  finals = render_tornados(rs, s, requested, outs);
+  finals = render_tornados(rs, s, requested, outs, p);
   return true;
 }
 
