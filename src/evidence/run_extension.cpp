@@ -20,7 +20,7 @@ void AnalysisExtension::analyse(const scenario::PreparedScenario& p, const scena
   const auto t1 = std::chrono::steady_clock::now();
   if (opt_.sensitivity) {
     const CostInventory inv = d.propagation ? d.propagation->costs : inventory(p, r);
-    d.sensitivity = sensitivity(p, r, inv, RunOptions{opt_.jobs, opt_.iterations}, d.propagation ? &*d.propagation : nullptr);
+    d.sensitivity = sensitivity(p, r, inv, RunOptions{opt_.jobs, opt_.iterations, false}, d.propagation ? &*d.propagation : nullptr);
   }
   const auto t2 = std::chrono::steady_clock::now();
   if (!opt_.progress) return;
