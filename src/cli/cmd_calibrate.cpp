@@ -43,9 +43,9 @@ Examples:
   ipilab calibrate --profile hyperv-ws2019 --start 1.5 --profile-out hv.toml   # refit seed 000's four values
   ipilab run seed000-send-ipi-one --profile hv.toml --check
   ipilab calibrate --profile kunpeng920-2s --fit its.sgir_process --figure G2 --figure G2-after-s0 --figure G2-after-s1
-  ipilab measure --json m.json --profile-out host.toml
-  ipilab calibrate --measured m.json --profile host.toml --fit vcpu.halt_wakeup --fit guest.callback --profile-out fit.toml
-  ipilab run this-host --profile fit.toml)";
+  ipilab measure --json mymeasure.json --profile-out myhost.toml
+  ipilab calibrate --measured mymeasure.json --profile myhost.toml --fit vcpu.halt_wakeup --fit guest.callback --profile-out myfit.toml
+  ipilab run this-host --profile myfit.toml)";
 
 }  // namespace
 
