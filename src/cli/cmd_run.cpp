@@ -47,6 +47,7 @@ Examples:
   ipilab run seed003-ipi-hw --perfetto ipi-hw.json   # timeline of the first 100 iterations: ui.perfetto.dev
   ipilab run this-host --profile myhost.toml   # written by 'ipilab measure --profile-out myhost.toml'
   ipilab run seed003-ipi-hw --uncertainty      # each mean with a 90 % interval over the costs' ranges
+  ipilab run seed003-ipi-hw --uncertainty --plot intervals.png   # the intervals as error bars
   ipilab run seed000-send-ipi-one --sensitivity --plot tornado.svg   # which cost to measure first
 
 Uncertainty (docs/uncertainty.md): every cost in a profile may carry a range (how far its mean may
@@ -103,14 +104,16 @@ void add_run_command(CLI::App& root) {
   auto analysis = std::make_shared<evidence::AnalysisOptions>();
   auto* unc_opt = cmd->add_option("--uncertainty", *draws,
                                   "Also run N draws over the costs' ranges (Latin hypercube) and print a 90 % interval for every "
-                                  "metric of every variant and every difference against the first variant")
+                                  "metric of every variant and every difference against the first variant; with --plot, the plot is "
+                                  "each variant's interval as an error bar (and each difference's)")
                       ->type_name("[N]")
                       ->expected(0, 1)
                       ->default_str(std::to_string(evidence::kDefaultDraws))
                       ->check(CLI::Range(std::size_t{2}, std::size_t{100'000}));
   cmd->add_flag("--sensitivity", analysis->sensitivity,
                 "Also swing each uncertain cost over its range (others at their means): the tornado of every variant's "
-                "main metric with variance shares; with --plot, the plot is the tornado");
+                "main metric with variance shares; with --plot, the plot is the tornado (with --uncertainty, "
+                "the interval a grey band behind it)");
   cmd->add_option("-j,--jobs", analysis->jobs, "With --uncertainty / --sensitivity: worker threads for the draws (default: every CPU)")
       ->check(CLI::Range(1u, 1024u));
   cmd->add_option("--draw-iterations", analysis->iterations,

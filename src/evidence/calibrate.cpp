@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <filesystem>
 #include <map>
 #include <memory>
 
@@ -26,8 +27,8 @@ constexpr double kZ90 = 1.6448536269514722;  // the standard normal's 95th perce
 class Model {
  public:
   Model(const std::vector<Figure>& figs, const CalibrateOptions& opt, const std::vector<std::string>& keys,
-        const scenario::WorkloadLookup& lookup)
-      : figs_(figs), keys_(keys), run_{opt.jobs, 0} {
+        const std::shared_ptr<const cost::Profile>& prof, const std::string& prof_file, const scenario::WorkloadLookup& lookup)
+      : figs_(figs), keys_(keys), run_{opt.jobs, opt.iterations, figs.front().stat == "median"} {
     std::map<std::string, std::vector<std::string>> variants;
     for (const auto& f : figs_) {
       auto& v = variants[f.scenario];
@@ -36,11 +37,15 @@ class Model {
     for (auto& [name, vs] : variants) {
       scenario::RunOverrides ov;
       ov.variants = vs;
+      if (opt.run_on_profile) {
+        ov.profile = prof;
+        ov.profile_shown = prof_file;
+      }
       auto p = std::make_unique<scenario::PreparedScenario>(scenario::prepare(scenario::load_scenario(scenario::resolve_scenario(name)), ov, lookup));
       for (const auto& v : p->variants)
-        if (v.spec.profile.name() != opt.profile)
+        if (v.spec.profile.name() != prof->name())
           throw InputError(fmt::format("{}: variant '{}'", name, v.name),
-                           fmt::format("runs profile '{}', not '{}': calibrate fits one profile at a time", v.spec.profile.name(), opt.profile));
+                           fmt::format("runs profile '{}', not '{}': calibrate fits one profile at a time", v.spec.profile.name(), prof->name()));
       index_[name] = scenarios_.size();
       scenarios_.push_back(std::move(p));
     }
@@ -103,12 +108,27 @@ struct Solved {
   std::string info;
 };
 
-Solved solve(const Model& model, const std::vector<Figure>& figs, std::vector<std::size_t> use, const Eigen::VectorXd& x0) {
-  Residuals r{&model, &figs, std::move(use), static_cast<int>(x0.size())};
-  // A forward step of 1 % in log-factor (epsfcn 1e-4): costs are integer picoseconds, so a finer
-  // step would measure the rounding.
-  Eigen::NumericalDiff<Residuals> nd(r, 1e-4);
-  Eigen::LevenbergMarquardt<Eigen::NumericalDiff<Residuals>> lm(nd);
+// Residuals with a forward-difference Jacobian of a fixed step in log-factor, for medians: a
+// simulated median is a histogram percentile (steps of about 1/256 of its value), so NumericalDiff's
+// step, relative to |x| and tiny near the profile's value (x = 0), would see only the steps.
+struct FixedStepResiduals : Residuals {
+  double step = 0.03;
+  int df(const Eigen::VectorXd& x, Eigen::MatrixXd& jac) const {
+    Eigen::VectorXd f0(values()), fh(values());
+    (*this)(x, f0);
+    for (Eigen::Index j = 0; j < x.size(); ++j) {
+      Eigen::VectorXd xh = x;
+      xh[j] += step;
+      (*this)(xh, fh);
+      jac.col(j) = (fh - f0) / step;
+    }
+    return 0;
+  }
+};
+
+template <class Functor>
+Solved minimise(Functor& f, const Eigen::VectorXd& x0) {
+  Eigen::LevenbergMarquardt<Functor> lm(f);
   lm.parameters.maxfev = 400;
   Solved s;
   s.x = x0;
@@ -118,6 +138,21 @@ Solved solve(const Model& model, const std::vector<Figure>& figs, std::vector<st
                 status == CosinusTooSmall || status == FtolTooSmall || status == XtolTooSmall || status == GtolTooSmall;
   s.info = fmt::format("Eigen LevenbergMarquardt status {}", static_cast<int>(status));
   return s;
+}
+
+// The step of the ranges' Jacobian and of the medians' fit, in log-factor.
+double jacobian_step(const std::vector<Figure>& figs) { return figs.front().stat == "median" ? 0.03 : 0.01; }
+
+Solved solve(const Model& model, const std::vector<Figure>& figs, std::vector<std::size_t> use, const Eigen::VectorXd& x0) {
+  Residuals r{&model, &figs, std::move(use), static_cast<int>(x0.size())};
+  if (figs.front().stat == "median") {
+    FixedStepResiduals fr{r, jacobian_step(figs)};
+    return minimise(fr, x0);
+  }
+  // A forward step of 1 % in log-factor (epsfcn 1e-4): costs are integer picoseconds, so a finer
+  // step would measure the rounding.
+  Eigen::NumericalDiff<Residuals> nd(r, 1e-4);
+  return minimise(nd, x0);
 }
 
 std::vector<std::string> default_keys(const cost::Profile& prof) {
@@ -130,33 +165,64 @@ std::vector<std::string> default_keys(const cost::Profile& prof) {
 
 }  // namespace
 
-Calibration calibrate(const std::vector<Figure>& set, const CalibrateOptions& opt, const scenario::WorkloadLookup& lookup) {
-  Calibration c;
-  c.profile = opt.profile;
-  c.precision = opt.precision;
-  c.base_file = (data_dir() / "profiles" / (opt.profile + ".toml")).string();
-  const auto prof = std::make_shared<cost::Profile>(cost::Profile::load_file(c.base_file));
-  const std::vector<std::string> keys = opt.keys.empty() ? default_keys(*prof) : opt.keys;
-  if (keys.empty()) throw InputError("--fit", fmt::format("profile '{}' has no fitted values; name the values to fit with --fit", opt.profile));
-  for (const auto& k : keys)
-    if (!prof->has(k)) throw InputError("--fit", fmt::format("profile '{}' has no cost.{}", opt.profile, k));
+namespace {
+
+// The base: a shipped profile by name, or a file (a name ending in .toml or holding '/', as
+// `extends` reads it).
+void open_base(Calibration& c, const std::string& arg) {
+  const bool is_file = arg.find('/') != std::string::npos || (arg.size() > 5 && arg.ends_with(".toml"));
+  if (!is_file) {
+    c.base_file = (data_dir() / "profiles" / (arg + ".toml")).string();
+    c.base_ref = arg;
+    return;
+  }
+  std::error_code ec;
+  const auto abs = std::filesystem::absolute(arg, ec);
+  c.base_file = arg;
+  c.base_ref = ec ? arg : abs.lexically_normal().string();
+}
+
+// The figures of `set` that this calibration fits to.
+std::vector<Figure> chosen_figures(const std::vector<Figure>& set, const CalibrateOptions& opt, const std::string& name) {
   std::vector<Figure> figs;
+  const auto named = [&](const Figure& f) { return std::find(opt.figure_ids.begin(), opt.figure_ids.end(), f.id) != opt.figure_ids.end(); };
   for (const auto& f : set) {
-    const bool chosen = opt.figure_ids.empty() ? (f.profile == opt.profile && f.kind == FigureKind::Fitted)
-                                               : std::find(opt.figure_ids.begin(), opt.figure_ids.end(), f.id) != opt.figure_ids.end() &&
-                                                     f.profile == opt.profile;
-    if (!chosen) continue;
+    const bool mine = f.profile == opt.profile || f.profile == name;
+    if (!mine || (opt.figure_ids.empty() ? f.kind != FigureKind::Fitted : !named(f))) continue;
     if (f.kind == FigureKind::NotModelled) throw InputError(f.place, fmt::format("figure {} is not modelled by any scenario", f.id));
-    if (f.stat != "mean") throw InputError(f.place + ".stat", "calibrate fits means");
+    if (f.stat != "mean" && !(f.stat == "median" && f.unit == "ns"))
+      throw InputError(f.place + ".stat", fmt::format("'{}' {}: calibrate fits means (in the metric's unit) or medians in ns", f.stat, f.unit));
+    if (!figs.empty() && figs.front().stat != f.stat)
+      throw InputError(f.place + ".stat", fmt::format("'{}', but {} is a {}: one fit takes one statistic", f.stat, figs.front().id, figs.front().stat));
     figs.push_back(f);
   }
   for (const auto& id : opt.figure_ids)
     if (std::none_of(figs.begin(), figs.end(), [&](const Figure& f) { return f.id == id; }))
       throw InputError("--figure", fmt::format("no figure '{}' of profile '{}' in the set", id, opt.profile));
+  return figs;
+}
+
+}  // namespace
+
+Calibration calibrate(const std::vector<Figure>& set, const CalibrateOptions& opt, const scenario::WorkloadLookup& lookup) {
+  Calibration c;
+  c.precision = opt.precision;
+  c.figures_from = opt.figures_from;
+  c.measured = opt.measured;
+  open_base(c, opt.profile);
+  const auto prof = std::make_shared<cost::Profile>(cost::Profile::load_file(c.base_file));
+  c.profile = prof->name();
+  const std::vector<std::string> keys = opt.keys.empty() ? default_keys(*prof) : opt.keys;
+  if (keys.empty()) throw InputError("--fit", fmt::format("profile '{}' has no fitted values; name the values to fit with --fit", opt.profile));
+  for (const auto& k : keys)
+    if (!prof->has(k)) throw InputError("--fit", fmt::format("profile '{}' has no cost.{}", opt.profile, k));
+  prof->clear_used();
+  const std::vector<Figure> figs = chosen_figures(set, opt, c.profile);
+  if (figs.empty()) throw InputError("--figure", fmt::format("no figure of profile '{}' to fit to", opt.profile));
   if (figs.size() < keys.size())
     throw InputError("--figure", fmt::format("{} values cannot be fitted to {} figures (underdetermined)", keys.size(), figs.size()));
 
-  const Model model(figs, opt, keys, lookup);
+  const Model model(figs, opt, keys, prof, c.base_file, lookup);
   const Eigen::Index n = static_cast<Eigen::Index>(keys.size());
   const Eigen::VectorXd x0 = Eigen::VectorXd::Constant(n, std::log(opt.start));
   std::vector<std::size_t> all(figs.size());
@@ -168,11 +234,12 @@ Calibration calibrate(const std::vector<Figure>& set, const CalibrateOptions& op
   // Jacobian of the relative residuals in log-factors at the solution, for the ranges.
   const std::vector<double> at = model(s.x);
   Eigen::MatrixXd J(static_cast<Eigen::Index>(figs.size()), n);
+  const double h = jacobian_step(figs);
   for (Eigen::Index j = 0; j < n; ++j) {
     Eigen::VectorXd xh = s.x;
-    xh[j] += 0.01;
+    xh[j] += h;
     const std::vector<double> mh = model(xh);
-    for (std::size_t i = 0; i < figs.size(); ++i) J(static_cast<Eigen::Index>(i), j) = (mh[i] - at[i]) / figs[i].value / 0.01;
+    for (std::size_t i = 0; i < figs.size(); ++i) J(static_cast<Eigen::Index>(i), j) = (mh[i] - at[i]) / figs[i].value / h;
   }
   const Eigen::MatrixXd JtJ = J.transpose() * J;
   const Eigen::FullPivLU<Eigen::MatrixXd> lu(JtJ);

@@ -15,6 +15,10 @@
 // not include the other costs' own ranges (they are held at their values). A value the figures do
 // not determine (a singular J^T J) is reported as such and gets no range.
 //
+// Figures: means in the metric's unit (a validation file's), or medians in ns (a measurement's:
+// measured_figures.h; the model's median is its histogram percentile, within 1/256). One fit takes
+// one kind of statistic.
+//
 // Leave-one-out: for each figure k, the fit is repeated without it and figure k predicted from
 // that fit; its error is the prediction's. With as many values as figures, every such fit has more
 // unknowns than equations: the report says that no leave-one-out prediction exists, so that a fit
@@ -26,6 +30,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,13 +40,20 @@
 namespace ipilab::evidence {
 
 struct CalibrateOptions {
-  std::string profile;                 ///< the profile's name (shipped)
+  std::string profile;                 ///< a shipped profile's name, or a profile file (.toml or a path)
+  /// Run the figures' scenario variants on `profile` instead of the profiles they name (RunOverrides
+  /// profile): figures of a measurement (measured_figures.h), whose this-host scenario describes the
+  /// measured machine only on the measured profile.
+  bool run_on_profile = false;
+  std::string figures_from;            ///< where the figures come from, for the report and the layer
+  bool measured = false;               ///< they are a measurement's, not published ones
   std::vector<std::string> keys;       ///< values to fit; empty: the profile's costs of class fitted
   std::vector<std::string> figure_ids; ///< figures to fit to; empty: the profile's fitted figures
   double precision = 0.02;             ///< the figures' assumed relative standard error
   double start = 1.0;                  ///< starting factor on every value (1: the profile's values)
   bool leave_one_out = true;
   unsigned jobs = 1;
+  std::uint64_t iterations = 0;        ///< per model run; 0: each scenario's own
 };
 
 struct FittedValue {
@@ -60,7 +72,10 @@ struct FigureFit {
 };
 
 struct Calibration {
-  std::string profile, base_file;
+  std::string profile, base_file;      ///< the base's name ([profile] name) and file as opened
+  std::string base_ref;                ///< what the layer's `extends` names: the shipped name, or the file's absolute path
+  std::string figures_from;
+  bool measured = false;               ///< the figures are a measurement's (measured_figures.h)
   std::vector<FittedValue> values;
   std::vector<FigureFit> figures;
   bool converged = false;
@@ -73,7 +88,7 @@ struct Calibration {
 Calibration calibrate(const std::vector<Figure>& set, const CalibrateOptions& opt, const scenario::WorkloadLookup& lookup);
 
 std::string format_calibration(const Calibration& c);
-/// The profile layer (see the file comment); `base_ref` is what `extends` names.
-std::string calibration_profile(const Calibration& c, const std::string& base_ref);
+/// The profile layer (see the file comment); it `extends` c.base_ref.
+std::string calibration_profile(const Calibration& c);
 
 }  // namespace ipilab::evidence

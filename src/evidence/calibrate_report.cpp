@@ -42,8 +42,9 @@ std::string figure_ids(const Calibration& c) {
 std::string format_calibration(const Calibration& c) {
   std::string s = fmt::format("Calibration of profile {} ({}): {} value{} to {} figure{} by least squares (Eigen Levenberg-Marquardt), "
                               "{} model evaluations, {}\n",
-                              c.profile, "profiles/" + c.profile + ".toml", c.values.size(), c.values.size() == 1 ? "" : "s", c.figures.size(),
+                              c.profile, c.base_file, c.values.size(), c.values.size() == 1 ? "" : "s", c.figures.size(),
                               c.figures.size() == 1 ? "" : "s", c.evaluations, c.converged ? "converged" : "NOT CONVERGED (" + c.solver_info + ")");
+  if (!c.figures_from.empty()) s += fmt::format("  figures: {}\n", c.figures_from);
   s += fmt::format("  ranges: 90 %, from the fit's Jacobian with the figures' relative standard error assumed {:g} % (--precision); "
                    "the other costs held at their values\n",
                    c.precision * 100);
@@ -56,9 +57,9 @@ std::string format_calibration(const Calibration& c) {
     v.add({f.key, f.unit, num(f.start), num(f.value), f.lo ? fmt::format("[{} - {}]", num(*f.lo), num(*f.hi)) : "not determined",
            num(f.base.value)});
   s += "\n" + v.render("  ");
-  rf::Table t({"figure", "scenario / variant / metric", "published", "model", "residual", "leave-one-out"}, {0, 1});
+  rf::Table t({"figure", "scenario / variant / metric", c.measured ? "measured" : "published", "model", "residual", "leave-one-out"}, {0, 1});
   for (const auto& f : c.figures)
-    t.add({f.figure.id, fmt::format("{} / {} / {}", f.figure.scenario, f.figure.variant, f.figure.metric),
+    t.add({f.figure.id, fmt::format("{} / {} / {}{}", f.figure.scenario, f.figure.variant, f.figure.metric, f.figure.stat == "median" ? " (median)" : ""),
            fmt::format("{} {}", num(f.figure.value), f.figure.unit), num(f.model), fmt::format("{:+.2f}%", f.residual * 100),
            f.loo_error ? fmt::format("{} ({:+.1f}%)", num(*f.loo_model), *f.loo_error * 100) : "—"});
   s += "\n" + t.render("  ");
@@ -70,15 +71,16 @@ std::string format_calibration(const Calibration& c) {
                               c.values.size(), c.figures.size()),
                   "    ");
   else
-    s += "  leave-one-out: each figure predicted by the fit to the others (error against the published value)\n";
+    s += fmt::format("  leave-one-out: each figure predicted by the fit to the others (error against the {} value)\n", c.measured ? "measured" : "published");
   return s;
 }
 
-std::string calibration_profile(const Calibration& c, const std::string& base_ref) {
-  std::string s = fmt::format("# Written by `ipilab calibrate --profile {}`: the values below fitted by least squares to {}\n", c.profile,
+std::string calibration_profile(const Calibration& c) {
+  std::string s = fmt::format("# Written by `ipilab calibrate --profile {}`: the values below fitted by least squares to {}\n", c.base_ref,
                               figure_ids(c));
-  s += "# (validation/figures.toml has their sources); every other value comes from the base through `extends`.\n";
-  s += fmt::format("[profile]\nname = {}\nextends = {}\n", toml_string(c.profile + "-calibrated"), toml_string(base_ref));
+  s += fmt::format("# ({} has their sources); every other value comes from the base through `extends`.\n",
+                   c.figures_from.empty() ? "validation/figures.toml" : c.figures_from);
+  s += fmt::format("[profile]\nname = {}\nextends = {}\n", toml_string(c.profile + "-calibrated"), toml_string(c.base_ref));
   s += fmt::format("description = {}\n", toml_string(fmt::format("{} with {} refitted by ipilab calibrate", c.profile, c.values.size() == 1 ? "one value" : fmt::format("{} values", c.values.size()))));
   for (const auto& v : c.values) {
     s += fmt::format("\n[cost.{}]\nvalue = {:.6g}\nunit = \"{}\"\n", v.key, v.value, v.unit);
@@ -102,9 +104,10 @@ std::string calibration_profile(const Calibration& c, const std::string& base_re
     }
     std::string res;
     for (const auto& f : c.figures) res += fmt::format("{}{} {:+.2f}%", res.empty() ? "" : ", ", f.figure.id, f.residual * 100);
-    s += fmt::format("source = {}\n", toml_string(fmt::format("FITTED to {} by ipilab calibrate (least squares, Eigen Levenberg-Marquardt); "
+    s += fmt::format("source = {}\n", toml_string(fmt::format("FITTED to {}{} by ipilab calibrate (least squares, Eigen Levenberg-Marquardt); "
                                                                "residuals {}; the base had {:g} {}",
-                                                               figure_ids(c), res, b.value, v.unit)));
+                                                               figure_ids(c), c.figures_from.empty() ? "" : " (" + c.figures_from + ")",
+                                                               res, b.value, v.unit)));
   }
   return s;
 }

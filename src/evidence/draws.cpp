@@ -60,6 +60,12 @@ MetricMeans means_of(const workload::RunResult& r) {
   return m;
 }
 
+MetricMeans medians_ns_of(const workload::RunResult& r) {
+  MetricMeans m;
+  for (const auto& x : r.metrics) m[x.name] = x.summary.count > 0 ? x.summary.p50 * x.ps_per_unit / 1000.0 : std::nan("");
+  return m;
+}
+
 namespace {
 
 // The variant's spec with cost i's mean multiplied by factor(i, its range) for each of `keys`
@@ -95,7 +101,8 @@ std::vector<std::vector<MetricMeans>> run_all(const scenario::PreparedScenario& 
     try {
       const workload::RunSpec spec = spec_of(pt, p.variants[vi]);
       const std::unique_ptr<workload::Workload> w = p.info->make();
-      out[pt][vi] = means_of(w->run(spec));
+      const workload::RunResult r = w->run(spec);
+      out[pt][vi] = opt.median_ns ? medians_ns_of(r) : means_of(r);
     } catch (...) {
       errors[i] = std::current_exception();
     }

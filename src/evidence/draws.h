@@ -59,6 +59,9 @@ inline constexpr double kAtMean = -1.0;
 struct RunOptions {
   unsigned jobs = 1;
   std::uint64_t iterations = 0;  ///< per run; 0 = the prepared scenario's
+  /// Each metric's median converted to ns instead of its mean in its unit (for measured figures,
+  /// calibrate.h); NaN for a metric without samples.
+  bool median_ns = false;
 };
 
 /// Runs every variant at every point: result[point][variant]. InputErrors of a run propagate (the
@@ -75,5 +78,7 @@ std::vector<std::vector<MetricMeans>> run_scaled(const scenario::PreparedScenari
 
 /// The metric means of a finished run.
 MetricMeans means_of(const workload::RunResult& r);
+/// Its metric medians in ns (summary.p50 * ps_per_unit / 1000).
+MetricMeans medians_ns_of(const workload::RunResult& r);
 
 }  // namespace ipilab::evidence

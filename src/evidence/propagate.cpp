@@ -74,7 +74,7 @@ Propagation propagate(const scenario::PreparedScenario& p, const scenario::Scena
   out.iterations = opt.iterations ? opt.iterations : p.iterations;
   out.costs = inventory(p, base);
   out.design = latin_hypercube(opt.draws, out.costs.uncertain.size(), p.seed);
-  const auto runs = run_points(p, out.costs.uncertain, out.design, RunOptions{opt.jobs, opt.iterations});
+  const auto runs = run_points(p, out.costs.uncertain, out.design, RunOptions{opt.jobs, opt.iterations, false});
   summarise(out, base, runs);
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "evidence/interval_plot.h"
 #include "evidence/report.h"
 #include "evidence/tornado_plot.h"
 
@@ -19,7 +20,7 @@ void AnalysisExtension::analyse(const scenario::PreparedScenario& p, const scena
   const auto t1 = std::chrono::steady_clock::now();
   if (opt_.sensitivity) {
     const CostInventory inv = d.propagation ? d.propagation->costs : inventory(p, r);
-    d.sensitivity = sensitivity(p, r, inv, RunOptions{opt_.jobs, opt_.iterations}, d.propagation ? &*d.propagation : nullptr);
+    d.sensitivity = sensitivity(p, r, inv, RunOptions{opt_.jobs, opt_.iterations, false}, d.propagation ? &*d.propagation : nullptr);
   }
   const auto t2 = std::chrono::steady_clock::now();
   if (!opt_.progress) return;
@@ -48,10 +49,16 @@ void AnalysisExtension::json(nlohmann::ordered_json& scenario, std::size_t index
 
 bool AnalysisExtension::plots(const std::vector<scenario::ScenarioResult>& rs, const std::string& requested,
                               output::OutputSet& outs, std::vector<std::filesystem::path>& finals) const {
-  if (!opt_.sensitivity) return false;
+  std::vector<const Propagation*> p;
+  for (std::size_t i = 0; i < rs.size(); ++i) p.push_back(i < done_.size() && done_[i].propagation ? &*done_[i].propagation : nullptr);
+  if (!opt_.sensitivity) {
+    if (!opt_.draws) return false;
+    finals = render_interval_plots(rs, p, requested, outs);
+    return true;
+  }
   std::vector<const Sensitivity*> s;
   for (std::size_t i = 0; i < rs.size(); ++i) s.push_back(i < done_.size() && done_[i].sensitivity ? &*done_[i].sensitivity : nullptr);
-  finals = render_tornados(rs, s, requested, outs);
+  finals = render_tornados(rs, s, requested, outs, p);
   return true;
 }
 

@@ -1,7 +1,9 @@
 // ipilab/evidence/run_extension.h — `ipilab run --uncertainty [N] / --sensitivity`: the
 // scenario::RunExtension that runs the propagation (propagate.h) and the swings (sensitivity.h)
-// after each scenario's own runs, prints them after its report, adds them to its JSON and, with
-// --sensitivity, makes --plot draw the tornado (tornado_plot.h) instead of the CDF.
+// after each scenario's own runs, prints them after its report, adds them to its JSON and makes
+// --plot draw, instead of the CDF, the tornado (tornado_plot.h) with --sensitivity (the 90 % interval
+// as a band behind it with --uncertainty too), or with --uncertainty alone each variant's interval
+// as error bars (interval_plot.h).
 // Wall time of the analysis goes to stderr with the progress lines (never into the report).
 #pragma once
 

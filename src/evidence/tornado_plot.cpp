@@ -16,10 +16,18 @@ namespace {
 // A label safe inside a gnuplot double-quoted string.
 std::string quoted(const std::string& s) { return output::gp_double_quoted_body(s); }
 
+// The main metric's 90 % interval of `variant` in `p`, if it has one.
+const Interval* band_of(const Propagation* p, const std::string& variant) {
+  if (!p) return nullptr;
+  for (const auto& v : p->variants)
+    if (v.variant == variant && !v.metrics.empty() && v.metrics.front().has_interval) return &v.metrics.front().interval;
+  return nullptr;
+}
+
 }  // namespace
 
 TornadoScript tornado_script(const scenario::ScenarioResult& r, const Sensitivity& s, const std::string& data_file,
-                             const std::string& image_file, bool png) {
+                             const std::string& image_file, bool png, const Propagation* p) {
   TornadoScript out;
   const std::size_t panels = std::max<std::size_t>(1, s.variants.size());
   std::size_t rows_total = 0;
@@ -45,14 +53,19 @@ TornadoScript tornado_script(const scenario::ScenarioResult& r, const Sensitivit
     if (n == 0) out.data += fmt::format("0\t{:.6g}\t{:.6g}\t{:.6g}\tnone\n", v.point, v.point, v.point);
     out.data += "\n\n";
     g += fmt::format("set title \"variant '{}': {} ({}), mean {:.6g}\"\n", quoted(v.variant), quoted(v.metric), quoted(v.unit), v.point);
-    g += fmt::format("set xlabel \"{} ({}); blue: the cost at its range's low end, red: at its high end\"\n", quoted(v.metric), quoted(v.unit));
-    double xmin = v.point, xmax = v.point;
+    const Interval* band = band_of(p, v.variant);
+    g += fmt::format("set xlabel \"{} ({}); blue: the cost at its range's low end, red: at its high end{}\"\n", quoted(v.metric), quoted(v.unit),
+                     band ? "; grey band: 90 % interval" : "");
+    double xmin = band ? std::min(v.point, band->lo) : v.point, xmax = band ? std::max(v.point, band->hi) : v.point;
     for (std::size_t i = 0; i < n; ++i) {
       xmin = std::min({xmin, v.swings[i].low, v.swings[i].high});
       xmax = std::max({xmax, v.swings[i].low, v.swings[i].high});
     }
     const double pad = std::max(0.06 * (xmax - xmin), 1e-9 + 0.01 * std::fabs(v.point));
     g += fmt::format("set xrange [{:.6g}:{:.6g}]\n", xmin - pad, xmax + pad);
+    g += band ? fmt::format("set object 1 rect from {:.6g}, graph 0 to {:.6g}, graph 1 behind fc rgb '#d9d9d9' fs solid 0.6 noborder\n",
+                            band->lo, band->hi)
+              : "unset object 1\n";
     g += fmt::format("set yrange [0.3:{}]\nset arrow 1 from {:.6g}, graph 0 to {:.6g}, graph 1 nohead dt 2 lc rgb 'black'\n", n + 0.7,
                      v.point, v.point);
     g += fmt::format("plot \"{0}\" index {1} using (($2+$3)/2):1:(($2<$3)?$2:$3):(($2<$3)?$3:$2):($1-0.35):($1+0.35):ytic(5) "
@@ -67,7 +80,7 @@ TornadoScript tornado_script(const scenario::ScenarioResult& r, const Sensitivit
 
 std::vector<fs::path> render_tornados(const std::vector<scenario::ScenarioResult>& rs,
                                       const std::vector<const Sensitivity*>& s, const std::string& requested,
-                                      output::OutputSet& outs) {
+                                      output::OutputSet& outs, const std::vector<const Propagation*>& p) {
   scenario::check_plot_path(requested);
   scenario::require_gnuplot();
   const output::ImageFormat format = output::image_format_of(requested, "--plot");
@@ -79,7 +92,8 @@ std::vector<fs::path> render_tornados(const std::vector<scenario::ScenarioResult
     const fs::path data = tmp.file(fmt::format("tornado-{}.tsv", i));
     output::AtomicFile& image = outs.add(finals[i], "--plot");
     output::render(image, format, tmp, "--plot", [&](const std::string& image_file) {
-      const TornadoScript ts = tornado_script(rs[i], *s[i], data.string(), image_file, format == output::ImageFormat::Png);
+      const TornadoScript ts = tornado_script(rs[i], *s[i], data.string(), image_file, format == output::ImageFormat::Png,
+                                              i < p.size() ? p[i] : nullptr);
       tmp.write(data.filename().string(), ts.data);
       return ts.script;
     });

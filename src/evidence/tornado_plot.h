@@ -5,7 +5,8 @@
 // One panel per variant, stacked: a horizontal bar per cost (largest swing on top, at most
 // kTornadoRows), from the metric at the cost's low end to the metric at its high end, split at the
 // point value (blue: the cost's low end, red: its high end); a vertical line at the point value;
-// the cost's name and class on the y axis.
+// the cost's name and class on the y axis. With a propagation (--uncertainty too), the main metric's
+// 90 % interval is a grey band behind the bars.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "evidence/propagate.h"
 #include "evidence/sensitivity.h"
 #include "scenario/plot.h"
 
@@ -26,13 +28,13 @@ struct TornadoScript {
   std::string data;
 };
 TornadoScript tornado_script(const scenario::ScenarioResult& r, const Sensitivity& s, const std::string& data_file,
-                             const std::string& image_file, bool png);
+                             const std::string& image_file, bool png, const Propagation* p = nullptr);
 
 /// Renders one image per scenario (paths as scenario::plot_paths); a scenario without swings gets
 /// none. Each image goes into the temporary file of an output added to `outs` (the caller commits
 /// `outs`); returns the final paths.
 std::vector<std::filesystem::path> render_tornados(const std::vector<scenario::ScenarioResult>& rs,
                                                    const std::vector<const Sensitivity*>& s, const std::string& requested,
-                                                   output::OutputSet& outs);
+                                                   output::OutputSet& outs, const std::vector<const Propagation*>& p = {});
 
 }  // namespace ipilab::evidence

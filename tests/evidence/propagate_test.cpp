@@ -186,7 +186,7 @@ TEST_F(PropagateTest, SameSeedSameIntervalsWhateverTheJobs) {
 TEST_F(PropagateTest, SwingsAndSharesOfASumAreItsRangesWidths) {
   const CostInventory inv = inventory(prepared_, base_);
   const Propagation draws = propagate(prepared_, base_, {2000, 2, 0});
-  const Sensitivity s = sensitivity(prepared_, base_, inv, RunOptions{2, 0}, &draws);
+  const Sensitivity s = sensitivity(prepared_, base_, inv, RunOptions{2, 0, false}, &draws);
   ASSERT_EQ(s.variants.size(), 4u);
   // "three" = exit_entry (width 100) + callback (default range, width 40): swings 100 and 40,
   // shares 100^2 / (100^2 + 40^2) = 0.862 and 0.138, exactly for an additive model.

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <set>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include <unistd.h>
 
@@ -233,10 +235,12 @@ TEST(SweepRun, EveryBuiltinSweepChecksOut) {
     }
     EXPECT_GE(ok, chosen.size() / 2) << b.name;
   }
-  EXPECT_EQ(list[0].name, "hyperv-send-path");
-  EXPECT_EQ(list[0].points, 256u);
-  EXPECT_EQ(list[1].name, "its-local-gain");
-  EXPECT_EQ(list[1].points, 168u);
+  // By name (sorted), with their points: 4 sizes x 2 mechanisms x 2 shorthand settings; 5 halt_poll_ns x 4 gaps.
+  std::vector<std::pair<std::string, std::size_t>> got;
+  for (const auto& b : list) got.emplace_back(b.name, b.points);
+  const std::vector<std::pair<std::string, std::size_t>> want{
+      {"broadcast-shorthand", 16}, {"halt-poll-window", 20}, {"hyperv-send-path", 256}, {"its-local-gain", 168}};
+  EXPECT_EQ(got, want);
 }
 
 TEST(SweepExec, LocalExecutorStopsStartingTasksAndKeepsFinishedOnes) {
