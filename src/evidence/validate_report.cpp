@@ -38,6 +38,11 @@ std::string verdict(const ProfileSummary& p) {
                                 p.fitted_values.size() - p.predicted, p.fitted_values.size() - p.predicted == 1 ? "" : "s",
                                 p.fitted_values.size() - p.predicted == 1 ? "is" : "are"),
                     "    ");
+  if (p.missed)
+    return rf::wrap("  validated:", fmt::format("at least as many predicted figures as fitted values, all within tolerance; but {} "
+                                                "other published figure{} it computes miss{} (above)",
+                                                p.missed, p.missed == 1 ? "" : "s", p.missed == 1 ? "es" : ""),
+                    "    ");
   return "  validated: at least as many predicted figures as fitted values, all within tolerance\n";
 }
 
