@@ -80,11 +80,8 @@ constexpr RegField<Vpendbaser> kVpendbaser[] = {{"Valid", 63, 63, &Vpendbaser::v
                                                 {"VGrp1En", 58, 58, &Vpendbaser::vgrp1_en},
                                                 {"vPEID", 15, 0, &Vpendbaser::vpeid}};
 
-constexpr std::uint64_t kGitsTyperModelled = modelled_mask(kGitsTyper);
-constexpr std::uint64_t kGicrTyperModelled = modelled_mask(kGicrTyper);
 constexpr std::uint64_t kCbaserModelled = modelled_mask(kCbaser) | bits::mask(51, 12);
 constexpr std::uint64_t kQueuePtrModelled = bits::mask(19, 5) | bits::mask(0, 0);
-constexpr std::uint64_t kVpendbaserModelled = modelled_mask(kVpendbaser);
 
 std::uint64_t other_bits(std::string_view reg, std::uint64_t other, std::uint64_t modelled) {
   if ((other & modelled) != 0)
