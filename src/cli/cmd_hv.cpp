@@ -4,10 +4,9 @@
 #include <memory>
 #include <string>
 
-#include <fmt/format.h>
-
 #include "cli/commands.h"
 #include "cli/hv_options.h"
+#include "cli/tool_print.h"
 
 namespace ipilab::cli {
 
@@ -36,15 +35,8 @@ void add_hv_command(CLI::App& root) {
   auto call_options = std::make_shared<hv::tool::CallOptions>();
   add_call_options(*call, *call_options);
   call->callback([call_options] {
-    if (call_options->kvm == "list") {
-      fmt::print("{}", hv::tool::kvm_list_text());
-      return;
-    }
-    const auto result = hv::tool::run_call(*call_options);
-    if (call_options->json)
-      fmt::print("{}\n", result.json.dump(2));
-    else
-      fmt::print("{}", result.text);
+    if (printed_list(call_options->kvm, hv::tool::kvm_list_text)) return;
+    print_result(hv::tool::run_call(*call_options), call_options->json);
   });
 
   auto* send = add_with_long_help(
@@ -53,19 +45,9 @@ void add_hv_command(CLI::App& root) {
   auto send_options = std::make_shared<hv::tool::SendOptions>();
   add_send_options(*send, *send_options);
   send->callback([send_options] {
-    if (send_options->linux_version == "list") {
-      fmt::print("{}", hv::tool::linux_list_text());
-      return;
-    }
-    if (send_options->kvm == "list") {
-      fmt::print("{}", hv::tool::kvm_list_text());
-      return;
-    }
-    const auto result = hv::tool::run_send(*send_options);
-    if (send_options->json)
-      fmt::print("{}\n", result.json.dump(2));
-    else
-      fmt::print("{}", result.text);
+    if (printed_list(send_options->linux_version, hv::tool::linux_list_text)) return;
+    if (printed_list(send_options->kvm, hv::tool::kvm_list_text)) return;
+    print_result(hv::tool::run_send(*send_options), send_options->json);
   });
 }
 

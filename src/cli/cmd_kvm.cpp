@@ -3,10 +3,9 @@
 // option registration in kvm_options.cpp; this file wires the subcommand and prints.
 #include <memory>
 
-#include <fmt/format.h>
-
 #include "cli/commands.h"
 #include "cli/kvm_options.h"
+#include "cli/tool_print.h"
 
 namespace ipilab::cli {
 
@@ -20,15 +19,8 @@ void add_kvm_command(CLI::App& root) {
   auto options = std::make_shared<x86::tool::KvmCallOptions>();
   add_kvm_call_options(*call, *options);
   call->callback([options] {
-    if (options->kvm == "list") {
-      fmt::print("{}", x86::tool::kvm_pv_list_text());
-      return;
-    }
-    const auto result = x86::tool::run_kvm_call(*options);
-    if (options->json)
-      fmt::print("{}\n", result.json.dump(2));
-    else
-      fmt::print("{}", result.text);
+    if (printed_list(options->kvm, x86::tool::kvm_pv_list_text)) return;
+    print_result(x86::tool::run_kvm_call(*options), options->json);
   });
 }
 

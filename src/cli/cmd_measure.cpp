@@ -375,32 +375,28 @@ void add_measure_command(CLI::App& root) {
   // The one-line summary above is what 'ipilab --help' lists; the long text is this command's own help.
   cmd->footer(std::string(kMeasureHelp) + "\n\n" + kAllHelp);
   cmd->require_subcommand(0, 1);
-  auto kvm_o = std::make_shared<Opts>();
-  auto c2c_o = std::make_shared<Opts>();
-  auto all_o = std::make_shared<Opts>();
   auto bare_o = std::make_shared<Opts>();
   add_options(cmd, *bare_o, kKvm | kC2c);  // 'ipilab measure --json x' = 'ipilab measure all --json x'
-  auto* kvm = cmd->add_subcommand("kvm", "IPI micro-benchmarks in a KVM guest, interleaved rounds, ratios with intervals");
-  kvm->footer(kKvmHelp);
-  add_options(kvm, *kvm_o, kKvm);
-  kvm->callback([cmd, kvm_o] {
-    refuse_parent_options(cmd, "kvm");
-    run(*kvm_o, kKvm);
-  });
-  auto* c2c = cmd->add_subcommand("c2c", "One-way core-to-core cache-line latency matrix between host CPUs");
-  c2c->footer(kC2cHelp);
-  add_options(c2c, *c2c_o, kC2c);
-  c2c->callback([cmd, c2c_o] {
-    refuse_parent_options(cmd, "c2c");
-    run(*c2c_o, kC2c);
-  });
-  auto* all = cmd->add_subcommand("all", "Both kvm and c2c");
-  all->footer(kAllHelp);
-  add_options(all, *all_o, kKvm | kC2c);
-  all->callback([cmd, all_o] {
-    refuse_parent_options(cmd, "all");
-    run(*all_o, kKvm | kC2c);
-  });
+  struct Sub {
+    const char* name;
+    const char* summary;
+    const char* help;
+    unsigned parts;
+  };
+  static constexpr Sub kSubs[] = {
+      {"kvm", "IPI micro-benchmarks in a KVM guest, interleaved rounds, ratios with intervals", kKvmHelp, kKvm},
+      {"c2c", "One-way core-to-core cache-line latency matrix between host CPUs", kC2cHelp, kC2c},
+      {"all", "Both kvm and c2c", kAllHelp, kKvm | kC2c}};
+  for (const Sub& s : kSubs) {
+    auto* sub = cmd->add_subcommand(s.name, s.summary);
+    sub->footer(s.help);
+    auto o = std::make_shared<Opts>();
+    add_options(sub, *o, s.parts);
+    sub->callback([cmd, o, &s] {
+      refuse_parent_options(cmd, s.name);
+      run(*o, s.parts);
+    });
+  }
   cmd->callback([cmd, bare_o] {
     if (cmd->get_subcommands().empty()) run(*bare_o, kKvm | kC2c);  // bare 'ipilab measure [options]'
   });

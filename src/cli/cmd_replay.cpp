@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/timeline_options.h"
 #include "scenario/replay.h"
 
 namespace ipilab::cli {
@@ -48,21 +49,16 @@ simulated_served, modelled_latency_ns, note (why a cell is blank: not replayed, 
   cmd->add_option("--json", args->json, "write the results as JSON to FILE ('-' = stdout instead of the table)");
   cmd->add_option("--max-ipis", args->max_ipis, "replay at most N sends (default 1000000)");
   cmd->add_option("--seed", args->seed, "RNG seed of the model (default 1)");
-  cmd->add_option("--perfetto", args->timeline.perfetto,
-                  "Write the recorded and each variant's simulated timeline of the first --timeline-limit sends as one "
-                  "Chrome/Perfetto trace-event JSON (docs/trace.md)")
-      ->type_name("FILE.json");
-  cmd->add_option("--events", args->timeline.events,
-                  "Write one row per IPI of that window, in 'ipilab trace --events' columns")
-      ->type_name("FILE.csv|.jsonl");
+  add_timeline_options(
+      *cmd, args->timeline,
+      {"Write the recorded and each variant's simulated timeline of the first --timeline-limit sends "
+       "as one Chrome/Perfetto trace-event JSON (docs/trace.md)",
+       "Write one row per IPI of that window, in 'ipilab trace --events' columns",
+       "Sends of each variant in the --perfetto / --events timeline", scenario::kDefaultTimelineSends});
   cmd->add_option("--ipi-csv", args->ipi_csv,
                   "Write one row per recorded IPI and variant, joined with its simulated counterpart (recorded vs "
                   "modelled latency; blank cells with their reason)")
       ->type_name("FILE.csv");
-  cmd->add_option("--timeline-limit", args->timeline.limit, "Sends of each variant in the --perfetto / --events timeline")
-      ->type_name("N")
-      ->default_str(std::to_string(scenario::kDefaultTimelineSends))
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10'000'000}));
   cmd->callback([args] { scenario::run_replay_command(*args, std::cout, std::cerr); });
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/timeline_options.h"
 #include "evidence/run_extension.h"
 #include "scenario/command.h"
 #include "sweep/exec.h"
@@ -84,18 +85,13 @@ void add_run_command(CLI::App& root) {
   cmd->add_option("--plot", opts->plot, "Plot the main metric's distribution (CDF per variant) with gnuplot; "
                                         "several scenarios get their name appended")
       ->type_name("FILE.svg|.png");
-  cmd->add_option("--perfetto", opts->timeline.perfetto,
-                  "Write the simulated timeline of the first --timeline-limit iterations of each variant as "
-                  "Chrome/Perfetto trace-event JSON (as 'ipilab trace --perfetto' does for a real trace; docs/trace.md)")
-      ->type_name("FILE.json");
-  cmd->add_option("--events", opts->timeline.events,
-                  "Write one row per IPI and per queued call of that window, in 'ipilab trace --events' columns")
-      ->type_name("FILE.csv|.jsonl");
-  cmd->add_option("--timeline-limit", opts->timeline.limit,
-                  "Iterations of each variant in the --perfetto / --events timeline (measured ones, after the warm-up)")
-      ->type_name("N")
-      ->default_str(std::to_string(scenario::kDefaultTimelineIterations))
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10'000'000}));
+  add_timeline_options(
+      *cmd, opts->timeline,
+      {"Write the simulated timeline of the first --timeline-limit iterations of each variant as Chrome/Perfetto "
+       "trace-event JSON (as 'ipilab trace --perfetto' does for a real trace; docs/trace.md)",
+       "Write one row per IPI and per queued call of that window, in 'ipilab trace --events' columns",
+       "Iterations of each variant in the --perfetto / --events timeline (measured ones, after the warm-up)",
+       scenario::kDefaultTimelineIterations});
   cmd->add_option("--profile", opts->profile,
                   "Run every variant on this cost profile instead of the scenario's own ([profile.override] entries "
                   "still apply), e.g. one written by 'ipilab measure --profile-out'")

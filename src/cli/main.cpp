@@ -54,6 +54,12 @@ void check_numbers(CLI::App& app) {
 
 namespace {
 
+/// The exit path of an error main() reports: "ipilab: <label>: <what>" on stderr, then its status.
+int failed(const char* label, const std::exception& e, ipilab::ExitStatus status) {
+  fmt::print(stderr, "ipilab: {}: {}\n", label, e.what());
+  return static_cast<int>(status);
+}
+
 int run_main(int argc, char** argv) {
   CLI::App app{
       "ipilab: models, emulates and measures inter-processor interrupt (IPI) delivery in virtual machines.\n"
@@ -65,19 +71,14 @@ int run_main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", "ipilab " IPILAB_VERSION);
 
-  ipilab::cli::add_run_command(app);
-  ipilab::cli::add_list_command(app);
-  ipilab::cli::add_topo_command(app);
-  ipilab::cli::add_hv_command(app);
-  ipilab::cli::add_gic_command(app);
-  ipilab::cli::add_kvm_command(app);
-  ipilab::cli::add_trace_command(app);
-  ipilab::cli::add_replay_command(app);
-  ipilab::cli::add_measure_command(app);
-  ipilab::cli::add_sweep_command(app);
-  ipilab::cli::add_validate_command(app);
-  ipilab::cli::add_calibrate_command(app);
-  ipilab::cli::add_help_commands(app, kExitStatuses);
+  namespace cli = ipilab::cli;
+  // In the order 'ipilab --help' lists them (commands.h).
+  for (auto add :
+       {cli::add_run_command, cli::add_list_command, cli::add_topo_command, cli::add_hv_command, cli::add_gic_command,
+        cli::add_kvm_command, cli::add_trace_command, cli::add_replay_command, cli::add_measure_command,
+        cli::add_sweep_command, cli::add_validate_command, cli::add_calibrate_command})
+    add(app);
+  cli::add_help_commands(app, kExitStatuses);  // last: the man page and completions see every command
   check_numbers(app);
 
   try {
@@ -97,17 +98,13 @@ int run_main(int argc, char** argv) {
     fmt::print(stderr, "{}", ipilab::cli::parse_error_message(app, e));
     return static_cast<int>(ipilab::ExitStatus::BadInput);
   } catch (const ipilab::InputError& e) {
-    fmt::print(stderr, "ipilab: error: {}\n", e.what());
-    return static_cast<int>(ipilab::ExitStatus::BadInput);
+    return failed("error", e, ipilab::ExitStatus::BadInput);
   } catch (const ipilab::UnavailableError& e) {
-    fmt::print(stderr, "ipilab: unavailable: {}\n", e.what());
-    return static_cast<int>(ipilab::ExitStatus::Unavailable);
+    return failed("unavailable", e, ipilab::ExitStatus::Unavailable);
   } catch (const ipilab::CheckFailed& e) {
-    fmt::print(stderr, "ipilab: check failed: {}\n", e.what());
-    return static_cast<int>(ipilab::ExitStatus::Failure);
+    return failed("check failed", e, ipilab::ExitStatus::Failure);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "ipilab: internal error: {}\n", e.what());
-    return static_cast<int>(ipilab::ExitStatus::Failure);
+    return failed("internal error", e, ipilab::ExitStatus::Failure);
   }
   return 0;
 }

@@ -5,7 +5,6 @@
 #include "common/error.h"
 
 namespace ipilab {
-namespace {
 
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -13,6 +12,8 @@ int hex_digit(char c) {
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
+
+namespace {
 
 std::string_view strip_prefix(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);

@@ -13,6 +13,9 @@
 
 namespace ipilab {
 
+/// The value of one hex digit (0-9, a-f, A-F), or -1 for any other character.
+int hex_digit(char c);
+
 /// Parses an unsigned integer written in hex (with or without 0x) or, with a "0d"/no-hex-letters
 /// decimal prefix never: hex only, so "10" is 16. Throws InputError(what, reason) on bad digits or
 /// a value that does not fit in 64 bits.

@@ -311,6 +311,16 @@ std::string finish_stdout() {
   return {};
 }
 
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"') o += '"';
+    o += c;
+  }
+  return o + "\"";
+}
+
 }  // namespace output
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {

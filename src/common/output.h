@@ -219,6 +219,9 @@ void render(AtomicFile& out, ImageFormat f, TempDir& dir, const std::string& opt
 // ---------------------------------------------------------------------------------------------
 // gnuplot quoting and the palette.
 
+/// `s` as one CSV field (RFC 4180: quoted when it holds a comma, a quote or a line break).
+std::string csv_field(std::string_view s);
+
 /// A gnuplot single-quoted string ('' stands for one quote; no escapes; a newline becomes a space).
 std::string gp_quote(std::string_view s);
 /// The inside of a gnuplot double-quoted string (backslash before " and \; newline -> space).

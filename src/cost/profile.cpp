@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/enum_names.h"
 #include "common/error.h"
 #include "common/file.h"
 #include "common/suggest.h"
@@ -21,24 +22,19 @@ namespace fs = std::filesystem;
 using toml_read::TableReader;
 
 std::string_view unit_name(Unit u) {
-  switch (u) {
-    case Unit::Cycles: return "cycles";
-    case Unit::Ns: return "ns";
-    case Unit::Ps: return "ps";
-    case Unit::Us: return "us";
-  }
-  return "?";
+  using enum Unit;
+  static constexpr EnumName<Unit> kNames[] = {{Cycles, "cycles"}, {Ns, "ns"}, {Ps, "ps"}, {Us, "us"}};
+  return name_of(kNames, u);
 }
 
 std::string_view class_name(CostClass c) {
-  switch (c) {
-    case CostClass::Unclassified: return "unclassified";
-    case CostClass::Sourced: return "sourced";
-    case CostClass::Estimate: return "estimate";
-    case CostClass::Fitted: return "fitted";
-    case CostClass::Measured: return "measured";
-  }
-  return "?";
+  using enum CostClass;
+  static constexpr EnumName<CostClass> kNames[] = {{Unclassified, "unclassified"},
+                                                   {Sourced, "sourced"},
+                                                   {Estimate, "estimate"},
+                                                   {Fitted, "fitted"},
+                                                   {Measured, "measured"}};
+  return name_of(kNames, c);
 }
 
 CostClass class_of_source(std::string_view source) {

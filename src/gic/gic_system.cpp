@@ -4,35 +4,34 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.h"
 #include "common/error.h"
 #include "gic/bits.h"
 
 namespace ipilab::gic {
 
 std::string_view command_error_kind_name(CommandErrorKind kind) {
-  switch (kind) {
-    case CommandErrorKind::Malformed: return "malformed";
-    case CommandErrorKind::NotSupported: return "not_supported";
-    case CommandErrorKind::VpeidOutOfRange: return "vpeid_out_of_range";
-    case CommandErrorKind::UnmappedVpe: return "unmapped_vpe";
-    case CommandErrorKind::UnknownRedistributor: return "unknown_redistributor";
-    case CommandErrorKind::NoVpeTable: return "no_vpe_table";
-    case CommandErrorKind::QueueUnavailable: return "queue_unavailable";
-  }
-  return "?";
+  using enum CommandErrorKind;
+  static constexpr EnumName<CommandErrorKind> kNames[] = {{Malformed, "malformed"},
+                                                          {NotSupported, "not_supported"},
+                                                          {VpeidOutOfRange, "vpeid_out_of_range"},
+                                                          {UnmappedVpe, "unmapped_vpe"},
+                                                          {UnknownRedistributor, "unknown_redistributor"},
+                                                          {NoVpeTable, "no_vpe_table"},
+                                                          {QueueUnavailable, "queue_unavailable"}};
+  return name_of(kNames, kind);
 }
 
 std::string_view sgir_outcome_name(SgirOutcome outcome) {
-  switch (outcome) {
-    case SgirOutcome::DeliveredResident: return "delivered_resident";
-    case SgirOutcome::PendingNotResident: return "pending_not_resident";
-    case SgirOutcome::PendingDisabled: return "pending_disabled";
-    case SgirOutcome::RejectedNoSgirFrame: return "rejected_no_sgir_frame";
-    case SgirOutcome::RejectedVpeidOutOfRange: return "rejected_vpeid_out_of_range";
-    case SgirOutcome::RejectedNoVpeTable: return "rejected_no_vpe_table";
-    case SgirOutcome::RejectedUnmappedVpe: return "rejected_unmapped_vpe";
-  }
-  return "?";
+  using enum SgirOutcome;
+  static constexpr EnumName<SgirOutcome> kNames[] = {{DeliveredResident, "delivered_resident"},
+                                                     {PendingNotResident, "pending_not_resident"},
+                                                     {PendingDisabled, "pending_disabled"},
+                                                     {RejectedNoSgirFrame, "rejected_no_sgir_frame"},
+                                                     {RejectedVpeidOutOfRange, "rejected_vpeid_out_of_range"},
+                                                     {RejectedNoVpeTable, "rejected_no_vpe_table"},
+                                                     {RejectedUnmappedVpe, "rejected_unmapped_vpe"}};
+  return name_of(kNames, outcome);
 }
 
 namespace {
@@ -140,6 +139,16 @@ void GicSystem::note(RegisterWriteResult& r, std::string reg, bool applied, std:
   register_notes_.push_back(RegisterNote{std::move(reg), applied, std::move(message)});
 }
 
+bool GicSystem::refused_while_enabled(const ItsState& s, RegisterWriteResult& r, const std::string& reg,
+                                      std::string_view unchanged) {
+  if (!s.ctlr.enabled) return false;
+  note(r, reg, false,
+       fmt::format("written while GITS_CTLR.Enabled = 1: UNPREDICTABLE (the ITS must be disabled and quiescent, Linux "
+                   "its_force_quiescent); {}",
+                   unchanged));
+  return true;
+}
+
 // --- ITS registers --------------------------------------------------------------------------------
 
 RegisterWriteResult GicSystem::write_gits_ctlr(int its, std::uint32_t value) {
@@ -189,12 +198,7 @@ RegisterWriteResult GicSystem::write_gits_cbaser(int its, std::uint64_t value) {
   ItsState& s = its_state(its);
   RegisterWriteResult r;
   const std::string reg = its_reg(its, "GITS_CBASER");
-  if (s.ctlr.enabled) {
-    note(r, reg, false,
-         "written while GITS_CTLR.Enabled = 1: UNPREDICTABLE (the ITS must be disabled and quiescent, Linux "
-         "its_force_quiescent); GITS_CBASER, GITS_CREADR unchanged");
-    return r;
-  }
+  if (refused_while_enabled(s, r, reg, "GITS_CBASER, GITS_CREADR unchanged")) return r;
   Cbaser c = decode_cbaser(value);
   if (c.other != 0) {
     note(r, reg, true, fmt::format("RES0 bits {:#x} written; they read as 0", c.other));
@@ -237,12 +241,7 @@ RegisterWriteResult GicSystem::write_gits_baser(int its, int n, std::uint64_t va
     if (value != 0) note(r, reg, false, "not implemented on this ITS (Type = 0): RAZ/WI");
     return r;
   }
-  if (s.ctlr.enabled) {
-    note(r, reg, false,
-         "written while GITS_CTLR.Enabled = 1: UNPREDICTABLE (the ITS must be disabled and quiescent, Linux "
-         "its_force_quiescent); the register is unchanged");
-    return r;
-  }
+  if (refused_while_enabled(s, r, reg, "the register is unchanged")) return r;
   GitsBaser b = decode_gits_baser(value);
   b.type = old.type;                // RO: writes are ignored (the value read back shows it)
   b.entry_bytes = old.entry_bytes;  // RO

@@ -314,6 +314,11 @@ class GicSystem {
   bool record_error(int its, std::uint32_t offset, std::uint8_t opcode, CommandErrorKind kind, std::string message,
                     std::optional<std::uint16_t> vpeid = std::nullopt);
   void note(RegisterWriteResult& r, std::string reg, bool applied, std::string message);
+  /// A queue/table register written while GITS_CTLR.Enabled = 1 is UNPREDICTABLE (IHI 0069 "The ITS
+  /// command interface"; Linux its_force_quiescent disables the ITS first): noted as not applied,
+  /// `unchanged` saying what keeps its value. True when refused.
+  bool refused_while_enabled(const ItsState& s, RegisterWriteResult& r, const std::string& reg,
+                             std::string_view unchanged);
   void set_pending(std::uint16_t vpeid, std::uint8_t vintid);
   VpeTableId table_at(std::uint64_t pa);
   void run_if_eager(int its);

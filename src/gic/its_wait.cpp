@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.h"
 #include "gic/gic_system.h"
 
 namespace ipilab::gic {
@@ -11,13 +12,12 @@ std::string_view wait_predicate_name(WaitPredicate predicate) {
 }
 
 std::string_view wait_outcome_name(WaitOutcome outcome) {
-  switch (outcome) {
-    case WaitOutcome::Completed: return "completed";
-    case WaitOutcome::CompletedEarly: return "completed_early";
-    case WaitOutcome::TimedOut: return "timed_out";
-    case WaitOutcome::TimedOutAfterCompletion: return "timed_out_after_completion";
-  }
-  return "?";
+  using enum WaitOutcome;
+  static constexpr EnumName<WaitOutcome> kNames[] = {{Completed, "completed"},
+                                                     {CompletedEarly, "completed_early"},
+                                                     {TimedOut, "timed_out"},
+                                                     {TimedOutAfterCompletion, "timed_out_after_completion"}};
+  return name_of(kNames, outcome);
 }
 
 WaitPredicateState::WaitPredicateState(WaitPredicate predicate, const ItsWaitTicket& t, std::uint32_t queue_bytes)

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.h"
 #include "common/error.h"
 #include "gic/bits.h"
 
@@ -29,13 +30,12 @@ std::string_view find41_policy_name(Find41Policy policy) {
 }
 
 std::string_view vpe_table_source_name(VpeTableSource source) {
-  switch (source) {
-    case VpeTableSource::NotAllocated: return "not_allocated";
-    case VpeTableSource::InheritedFromRd: return "inherited_from_rd";
-    case VpeTableSource::InheritedFromIts: return "inherited_from_its";
-    case VpeTableSource::Private: return "private";
-  }
-  return "?";
+  using enum VpeTableSource;
+  static constexpr EnumName<VpeTableSource> kNames[] = {{NotAllocated, "not_allocated"},
+                                                        {InheritedFromRd, "inherited_from_rd"},
+                                                        {InheritedFromIts, "inherited_from_its"},
+                                                        {Private, "private"}};
+  return name_of(kNames, source);
 }
 
 namespace {

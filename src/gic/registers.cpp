@@ -1,5 +1,8 @@
 #include "gic/registers.h"
 
+#include <type_traits>
+#include <variant>
+
 #include <fmt/format.h>
 
 #include "common/error.h"
@@ -16,15 +19,69 @@ std::uint64_t bits::checked_put(std::string_view reg, std::string_view name, std
 
 namespace {
 
-constexpr std::uint64_t kGitsTyperModelled =
-    bits::mask(0, 0) | bits::mask(1, 1) | bits::mask(19, 19) | bits::mask(37, 37) | bits::mask(39, 39) |
-    bits::mask(40, 40) | bits::mask(42, 41) | bits::mask(43, 43);
-constexpr std::uint64_t kGicrTyperModelled =
-    bits::mask(4, 0) | bits::mask(7, 7) | bits::mask(23, 8) | bits::mask(26, 24) | bits::mask(63, 32);
-constexpr std::uint64_t kCbaserModelled =
-    bits::mask(63, 63) | bits::mask(61, 59) | bits::mask(55, 53) | bits::mask(51, 12) | bits::mask(11, 10) | bits::mask(7, 0);
+// A register's modelled fields as one table (name as the GIC specification, IHI 0069, spells it; bits
+// [hi:lo]; the struct member): the encoder, the decoder and the mask of modelled bits all read it.
+template <class R>
+struct RegField {
+  std::string_view name;
+  unsigned hi, lo;
+  std::variant<bool R::*, std::uint8_t R::*, std::uint16_t R::*, std::uint32_t R::*> member;
+};
+
+template <class R, std::size_t N>
+constexpr std::uint64_t modelled_mask(const RegField<R> (&fields)[N]) {
+  std::uint64_t m = 0;
+  for (const auto& f : fields) m |= bits::mask(f.hi, f.lo);
+  return m;
+}
+
+/// Every field of `r` put in place; InputError("<reg>.<name>") for a value that does not fit.
+template <class R, std::size_t N>
+std::uint64_t encode_fields(std::string_view reg, const R& r, const RegField<R> (&fields)[N]) {
+  std::uint64_t v = 0;
+  for (const auto& f : fields)
+    v |= std::visit([&](auto m) { return bits::checked_put(reg, f.name, std::uint64_t{r.*m}, f.hi, f.lo); }, f.member);
+  return v;
+}
+
+template <class R, std::size_t N>
+void decode_fields(std::uint64_t v, R& r, const RegField<R> (&fields)[N]) {
+  for (const auto& f : fields)
+    std::visit([&](auto m) { r.*m = static_cast<std::remove_reference_t<decltype(r.*m)>>(bits::get(v, f.hi, f.lo)); },
+               f.member);
+}
+
+constexpr RegField<GitsTyper> kGitsTyper[] = {
+    {"Physical", 0, 0, &GitsTyper::physical}, {"Virtual", 1, 1, &GitsTyper::vlpis},
+    {"PTA", 19, 19, &GitsTyper::pta},         {"VMOVP", 37, 37, &GitsTyper::vmovp},
+    {"VSGI", 39, 39, &GitsTyper::vsgi},       {"VMAPP", 40, 40, &GitsTyper::vmapp},
+    {"SVPET", 42, 41, &GitsTyper::svpet},     {"nID", 43, 43, &GitsTyper::nid}};
+constexpr RegField<GicrTyper> kGicrTyper[] = {{"PLPIS", 0, 0, &GicrTyper::plpis},
+                                              {"VLPIS", 1, 1, &GicrTyper::vlpis},
+                                              {"Dirty", 2, 2, &GicrTyper::dirty},
+                                              {"DirectLPI", 3, 3, &GicrTyper::direct_lpi},
+                                              {"Last", 4, 4, &GicrTyper::last},
+                                              {"RVPEID", 7, 7, &GicrTyper::rvpeid},
+                                              {"Processor_Number", 23, 8, &GicrTyper::processor_number},
+                                              {"CommonLPIAff", 25, 24, &GicrTyper::common_lpi_aff},
+                                              {"VSGI", 26, 26, &GicrTyper::vsgi},
+                                              {"Affinity", 63, 32, &GicrTyper::affinity}};
+// Physical_Address [51:12] is not shifted down: Cbaser::pa is the address itself.
+constexpr RegField<Cbaser> kCbaser[] = {{"Valid", 63, 63, &Cbaser::valid},
+                                        {"InnerCache", 61, 59, &Cbaser::inner_cache},
+                                        {"OuterCache", 55, 53, &Cbaser::outer_cache},
+                                        {"Shareability", 11, 10, &Cbaser::shareability},
+                                        {"Size", 7, 0, &Cbaser::size}};
+constexpr RegField<Vpendbaser> kVpendbaser[] = {{"Valid", 63, 63, &Vpendbaser::valid},
+                                                {"Doorbell", 62, 62, &Vpendbaser::doorbell},
+                                                {"PendingLast", 61, 61, &Vpendbaser::pending_last},
+                                                {"Dirty", 60, 60, &Vpendbaser::dirty},
+                                                {"VGrp0En", 59, 59, &Vpendbaser::vgrp0_en},
+                                                {"VGrp1En", 58, 58, &Vpendbaser::vgrp1_en},
+                                                {"vPEID", 15, 0, &Vpendbaser::vpeid}};
+
+constexpr std::uint64_t kCbaserModelled = modelled_mask(kCbaser) | bits::mask(51, 12);
 constexpr std::uint64_t kQueuePtrModelled = bits::mask(19, 5) | bits::mask(0, 0);
-constexpr std::uint64_t kVpendbaserModelled = bits::mask(63, 58) | bits::mask(15, 0);
 
 std::uint64_t other_bits(std::string_view reg, std::uint64_t other, std::uint64_t modelled) {
   if ((other & modelled) != 0)
@@ -33,52 +90,26 @@ std::uint64_t other_bits(std::string_view reg, std::uint64_t other, std::uint64_
   return other;
 }
 
+/// A register of fields `fields` and verbatim `other` bits, both ways.
+template <class R, std::size_t N>
+std::uint64_t encode_register(std::string_view reg, const R& r, const RegField<R> (&fields)[N]) {
+  return other_bits(reg, r.other, modelled_mask(fields)) | encode_fields(reg, r, fields);
+}
+template <class R, std::size_t N>
+R decode_register(std::uint64_t v, const RegField<R> (&fields)[N]) {
+  R r;
+  decode_fields(v, r, fields);
+  r.other = v & ~modelled_mask(fields);
+  return r;
+}
+
 }  // namespace
 
-std::uint64_t encode_gits_typer(const GitsTyper& t) {
-  return other_bits("GITS_TYPER", t.other, kGitsTyperModelled) | bits::put(t.physical, 0, 0) |
-         bits::put(t.vlpis, 1, 1) | bits::put(t.pta, 19, 19) | bits::put(t.vmovp, 37, 37) |
-         bits::put(t.vsgi, 39, 39) | bits::put(t.vmapp, 40, 40) | bits::checked_put("GITS_TYPER", "SVPET", t.svpet, 42, 41) |
-         bits::put(t.nid, 43, 43);
-}
+std::uint64_t encode_gits_typer(const GitsTyper& t) { return encode_register("GITS_TYPER", t, kGitsTyper); }
+GitsTyper decode_gits_typer(std::uint64_t v) { return decode_register(v, kGitsTyper); }
 
-GitsTyper decode_gits_typer(std::uint64_t v) {
-  GitsTyper t;
-  t.physical = bits::bit(v, 0);
-  t.vlpis = bits::bit(v, 1);
-  t.pta = bits::bit(v, 19);
-  t.vmovp = bits::bit(v, 37);
-  t.vsgi = bits::bit(v, 39);
-  t.vmapp = bits::bit(v, 40);
-  t.svpet = static_cast<std::uint8_t>(bits::get(v, 42, 41));
-  t.nid = bits::bit(v, 43);
-  t.other = v & ~kGitsTyperModelled;
-  return t;
-}
-
-std::uint64_t encode_gicr_typer(const GicrTyper& t) {
-  return other_bits("GICR_TYPER", t.other, kGicrTyperModelled) | bits::put(t.plpis, 0, 0) |
-         bits::put(t.vlpis, 1, 1) | bits::put(t.dirty, 2, 2) | bits::put(t.direct_lpi, 3, 3) |
-         bits::put(t.last, 4, 4) | bits::put(t.rvpeid, 7, 7) | bits::put(t.processor_number, 23, 8) |
-         bits::checked_put("GICR_TYPER", "CommonLPIAff", t.common_lpi_aff, 25, 24) | bits::put(t.vsgi, 26, 26) |
-         bits::put(t.affinity, 63, 32);
-}
-
-GicrTyper decode_gicr_typer(std::uint64_t v) {
-  GicrTyper t;
-  t.plpis = bits::bit(v, 0);
-  t.vlpis = bits::bit(v, 1);
-  t.dirty = bits::bit(v, 2);
-  t.direct_lpi = bits::bit(v, 3);
-  t.last = bits::bit(v, 4);
-  t.rvpeid = bits::bit(v, 7);
-  t.processor_number = static_cast<std::uint16_t>(bits::get(v, 23, 8));
-  t.common_lpi_aff = static_cast<std::uint8_t>(bits::get(v, 25, 24));
-  t.vsgi = bits::bit(v, 26);
-  t.affinity = static_cast<std::uint32_t>(bits::get(v, 63, 32));
-  t.other = v & ~kGicrTyperModelled;
-  return t;
-}
+std::uint64_t encode_gicr_typer(const GicrTyper& t) { return encode_register("GICR_TYPER", t, kGicrTyper); }
+GicrTyper decode_gicr_typer(std::uint64_t v) { return decode_register(v, kGicrTyper); }
 
 std::uint32_t encode_gits_ctlr(const GitsCtlr& c) {
   constexpr std::uint32_t modelled = 0x1u | 0x2u | 0xF0u | 0x100u | 0x8000'0000u;
@@ -103,20 +134,14 @@ GitsCtlr decode_gits_ctlr(std::uint32_t v) {
 std::uint64_t encode_cbaser(const Cbaser& c) {
   if ((c.pa & bits::mask(11, 0)) != 0 || !bits::fits(c.pa >> 12, 51, 12))
     throw InputError("GITS_CBASER.PA", fmt::format("{:#x} is not a 4 KiB aligned address below 2^52", c.pa));
-  return other_bits("GITS_CBASER", c.other, kCbaserModelled) | bits::put(c.valid, 63, 63) |
-         bits::checked_put("GITS_CBASER", "InnerCache", c.inner_cache, 61, 59) |
-         bits::checked_put("GITS_CBASER", "OuterCache", c.outer_cache, 55, 53) | (c.pa & bits::mask(51, 12)) |
-         bits::checked_put("GITS_CBASER", "Shareability", c.shareability, 11, 10) | bits::put(c.size, 7, 0);
+  return other_bits("GITS_CBASER", c.other, kCbaserModelled) | encode_fields("GITS_CBASER", c, kCbaser) |
+         (c.pa & bits::mask(51, 12));
 }
 
 Cbaser decode_cbaser(std::uint64_t v) {
   Cbaser c;
-  c.valid = bits::bit(v, 63);
-  c.inner_cache = static_cast<std::uint8_t>(bits::get(v, 61, 59));
-  c.outer_cache = static_cast<std::uint8_t>(bits::get(v, 55, 53));
+  decode_fields(v, c, kCbaser);
   c.pa = v & bits::mask(51, 12);
-  c.shareability = static_cast<std::uint8_t>(bits::get(v, 11, 10));
-  c.size = static_cast<std::uint8_t>(bits::get(v, 7, 0));
   c.other = v & ~kCbaserModelled;
   return c;
 }
@@ -139,23 +164,7 @@ Creadr decode_creadr(std::uint64_t v) {
   return Creadr{static_cast<std::uint32_t>(v & bits::mask(19, 5)), bits::bit(v, 0), v & ~kQueuePtrModelled};
 }
 
-std::uint64_t encode_vpendbaser(const Vpendbaser& v) {
-  return other_bits("GICR_VPENDBASER", v.other, kVpendbaserModelled) | bits::put(v.valid, 63, 63) |
-         bits::put(v.doorbell, 62, 62) | bits::put(v.pending_last, 61, 61) | bits::put(v.dirty, 60, 60) |
-         bits::put(v.vgrp0_en, 59, 59) | bits::put(v.vgrp1_en, 58, 58) | bits::put(v.vpeid, 15, 0);
-}
-
-Vpendbaser decode_vpendbaser(std::uint64_t v) {
-  Vpendbaser r;
-  r.valid = bits::bit(v, 63);
-  r.doorbell = bits::bit(v, 62);
-  r.pending_last = bits::bit(v, 61);
-  r.dirty = bits::bit(v, 60);
-  r.vgrp0_en = bits::bit(v, 59);
-  r.vgrp1_en = bits::bit(v, 58);
-  r.vpeid = static_cast<std::uint16_t>(bits::get(v, 15, 0));
-  r.other = v & ~kVpendbaserModelled;
-  return r;
-}
+std::uint64_t encode_vpendbaser(const Vpendbaser& v) { return encode_register("GICR_VPENDBASER", v, kVpendbaser); }
+Vpendbaser decode_vpendbaser(std::uint64_t v) { return decode_register(v, kVpendbaser); }
 
 }  // namespace ipilab::gic

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/cpu_list.h"
 #include "common/error.h"
 #include "hv/abi.h"
 #include "hv/guest_cpumask.h"
@@ -104,16 +105,6 @@ std::vector<std::uint32_t> parse_vp_list(std::string_view text, std::string_view
   return vps;
 }
 
-std::string format_cpulist(const std::vector<unsigned>& cpus) {
-  std::string out;
-  for (std::size_t i = 0; i < cpus.size();) {
-    std::size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += j == i ? fmt::format("{}", cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]);
-    i = j + 1;
-  }
-  return out;
-}
+std::string format_cpulist(const std::vector<unsigned>& cpus) { return format_cpu_ranges(cpus); }
 
 }  // namespace ipilab::hv

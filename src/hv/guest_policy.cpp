@@ -1,6 +1,7 @@
 // Guest policy names (see guest_policy.h).
 #include "hv/guest_policy.h"
 
+#include "common/enum_names.h"
 #include "common/error.h"
 #include "common/suggest.h"
 
@@ -68,21 +69,17 @@ std::string_view success_rule(const GuestPolicy& policy, bool one) noexcept {
 
 
 std::string_view to_string(SendIpiOneVersion v) noexcept {
-  switch (v) {
-    case SendIpiOneVersion::kPreSeed: return "pre-seed";
-    case SendIpiOneVersion::kSeedV2: return "seed-v2";
-    case SendIpiOneVersion::kSeedV3: return "seed-v3";
-  }
-  return "?";
+  using enum SendIpiOneVersion;
+  static constexpr EnumName<SendIpiOneVersion> kNames[] = {
+      {kPreSeed, "pre-seed"}, {kSeedV2, "seed-v2"}, {kSeedV3, "seed-v3"}};
+  return name_of(kNames, v);
 }
 
 std::string_view to_string(MaskPathVersion v) noexcept {
-  switch (v) {
-    case MaskPathVersion::kV54: return "v5.4";
-    case MaskPathVersion::kExcludeSelfUnfixed: return "exclude-self-unfixed";
-    case MaskPathVersion::kMainline: return "mainline";
-  }
-  return "?";
+  using enum MaskPathVersion;
+  static constexpr EnumName<MaskPathVersion> kNames[] = {
+      {kV54, "v5.4"}, {kExcludeSelfUnfixed, "exclude-self-unfixed"}, {kMainline, "mainline"}};
+  return name_of(kNames, v);
 }
 
 std::string policy_name(const GuestPolicy& p) {

@@ -118,20 +118,13 @@ void LinuxHvGuest::trace_mask(Ctx& c, const Cpumask& mask) {
   }
 }
 
-bool LinuxHvGuest::judge_mask_status(Ctx& c, std::uint64_t status) {
-  // v5.4: `int ret = hv_do_...(); return ret == 0;` (low 32 bits); later hv_result_success (low 16).
-  const bool ok = judges_success(policy_, false, status);
+// The mask paths (`one` false): v5.4 `int ret = hv_do_...(); return ret == 0;` (low 32 bits), later
+// hv_result_success (low 16). __send_ipi_one (`one` true): the seed patch (v5.5)
+// `return !hv_do_fast_hypercall16(...)` (all 64 bits), later hv_result_success.
+bool LinuxHvGuest::judge_status(Ctx& c, std::uint64_t status, bool one) {
+  const bool ok = judges_success(policy_, one, status);
   c.out.hypercalls.back().judged_success = ok;
-  c.out.hypercalls.back().judged_by = success_rule(policy_, false);
-  if (!ok) ++c.out.work.hypercalls.failed;
-  return ok;
-}
-
-bool LinuxHvGuest::judge_one_status(Ctx& c, std::uint64_t status) {
-  // Seed patch (v5.5): `return !hv_do_fast_hypercall16(...)` (all 64 bits); later hv_result_success.
-  const bool ok = judges_success(policy_, true, status);
-  c.out.hypercalls.back().judged_success = ok;
-  c.out.hypercalls.back().judged_by = success_rule(policy_, true);
+  c.out.hypercalls.back().judged_by = success_rule(policy_, one);
   if (!ok) ++c.out.work.hypercalls.failed;
   return ok;
 }
@@ -213,7 +206,7 @@ bool LinuxHvGuest::send_ipi_mask_ex(Ctx& c, const Cpumask& mask, std::uint32_t v
     if (nr_bank == 0) put(page, base + kExFormat, HV_GENERIC_SET_ALL, 8);
   }
   const std::uint64_t status = rep_hypercall(c, HVCALL_SEND_IPI_EX, 0, static_cast<std::uint16_t>(nr_bank));
-  return judge_mask_status(c, status);
+  return judge_status(c, status, false);
 }
 
 bool LinuxHvGuest::send_ipi_mask(Ctx& c, const Cpumask& mask, std::uint32_t vector, bool exclude_self) {
@@ -242,7 +235,7 @@ bool LinuxHvGuest::send_ipi_mask(Ctx& c, const Cpumask& mask, std::uint32_t vect
     cpu_mask |= 1ull << vcpu;  // __set_bit(vcpu, &ipi_arg.cpu_mask)
   }
   const std::uint64_t status = fast_hypercall16(c, HVCALL_SEND_IPI, vector, cpu_mask);
-  return judge_mask_status(c, status);
+  return judge_status(c, status, false);
 }
 
 bool LinuxHvGuest::send_ipi_one(Ctx& c, unsigned cpu, std::uint32_t vector) {
@@ -263,7 +256,7 @@ bool LinuxHvGuest::send_ipi_one(Ctx& c, unsigned cpu, std::uint32_t vector) {
       const std::int32_t vp = config_.vp_number(cpu);
       // BIT_ULL(vp) with vp outside 0..63 is undefined in C; x86-64 SHL masks the count to 6 bits.
       const std::uint64_t bit = 1ull << (static_cast<std::uint32_t>(vp) & 63u);
-      return judge_one_status(c, fast_hypercall16(c, HVCALL_SEND_IPI, vector, bit));
+      return judge_status(c, fast_hypercall16(c, HVCALL_SEND_IPI, vector, bit), true);
     }
     case SendIpiOneVersion::kSeedV3: {
       ++c.out.work.vp_lookups;
@@ -272,7 +265,7 @@ bool LinuxHvGuest::send_ipi_one(Ctx& c, unsigned cpu, std::uint32_t vector) {
       if (vp == kVpInvalAsInt || !hypercall_page_usable()) return false;
       if (!ipi_vector_valid(vector)) return false;
       if (vp >= 64) return send_ipi_mask_ex(c, Cpumask::of(config_.nr_cpus, {cpu}), vector, false);
-      return judge_one_status(c, fast_hypercall16(c, HVCALL_SEND_IPI, vector, 1ull << vp));
+      return judge_status(c, fast_hypercall16(c, HVCALL_SEND_IPI, vector, 1ull << vp), true);
     }
   }
   return false;

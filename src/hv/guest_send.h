@@ -91,8 +91,8 @@ class LinuxHvGuest {
   std::uint64_t rep_hypercall(Ctx& c, std::uint16_t code, std::uint16_t rep_count, std::uint16_t varhead);
   void trace_one(Ctx& c);
   void trace_mask(Ctx& c, const Cpumask& mask);
-  bool judge_mask_status(Ctx& c, std::uint64_t status);
-  bool judge_one_status(Ctx& c, std::uint64_t status);
+  /// How the guest judges a send hypercall's status: the mask paths' rule, or __send_ipi_one's (`one`).
+  bool judge_status(Ctx& c, std::uint64_t status, bool one);
   bool hypercall_page_usable() const noexcept;
   void native(Ctx& c, SendHook hook, std::vector<unsigned> cpus, std::optional<std::vector<unsigned>> argument);
   FlatGuestMemory& page_of(unsigned cpu);

@@ -240,22 +240,14 @@ class BenchGuest {
     // Round trip: EOI, count, ack.
     g_.L(h_rt_);
     g_.push(rax); g_.push(rcx); g_.push(rdx);
-    g_.eoi();
-    g_.vcpu_index_from_rsp(rcx);
-    g_.shl(rcx, 6);
-    g_.mov(rax, kSharedGpa);
-    g_.inc(qword[rax + rcx + kOff(offsetof(SharedArea, irqs))]);
+    g_.eoi_and_count_irq();
     g_.mov(qword[rax + kOff(offsetof(SharedArea, ack))], 1);
     g_.pop(rdx); g_.pop(rcx); g_.pop(rax);
     g_.iretq();
     // Call single: EOI first (sysvec_call_function_single), run func(arg), unlock the CSD.
     g_.L(h_csd_);
     for (const auto& r : {rax, rcx, rdx, rsi, rdi, r8, r9, r10, r11}) g_.push(r);
-    g_.eoi();
-    g_.vcpu_index_from_rsp(rcx);
-    g_.shl(rcx, 6);
-    g_.mov(rax, kSharedGpa);
-    g_.inc(qword[rax + rcx + kOff(offsetof(SharedArea, irqs))]);
+    g_.eoi_and_count_irq();
     g_.mov(rdi, qword[rax + kOff(offsetof(SharedArea, csd) + offsetof(Csd, arg))]);
     g_.call(qword[rax + kOff(offsetof(SharedArea, csd) + offsetof(Csd, func))]);
     g_.mov(rax, kSharedGpa);
@@ -274,17 +266,7 @@ class BenchGuest {
   void emit_sender() {
     g_.L(sender_);
     g_.init_cpu();
-    if (o_.hyperv) {
-      g_.mov(ecx, kHvMsrGuestOsId);
-      g_.mov(rax, kIpilabGuestOsId);
-      g_.mov(rdx, rax);
-      g_.shr(rdx, 32);
-      g_.wrmsr();
-      g_.mov(ecx, kHvMsrHypercall);
-      g_.mov(eax, static_cast<std::uint32_t>(kHypercallPageGpa | 1));
-      g_.xor_(edx, edx);
-      g_.wrmsr();
-    }
+    if (o_.hyperv) g_.enable_hv_hypercalls(kIpilabGuestOsId);
     Xbyak::Label wait_ready, round;
     g_.L(wait_ready);
     g_.pause();

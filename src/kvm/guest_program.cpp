@@ -53,20 +53,20 @@ void GuestProgram::emit_stubs() {
   mov(rdx, ptr[rsp + 8]);
   mov(rsi, ptr[rsp + 16]);
   ucall(UcallCmd::Exception);
-  Xbyak::Label dead1;
-  L(dead1);
-  cli();
-  hlt();
-  jmp(dead1);
+  halt_forever();
   L(irq_common);
   mov(rdi, ptr[rsp]);
   mov(rsi, ptr[rsp + 16]);
   ucall(UcallCmd::Unexpected);
-  Xbyak::Label dead2;
-  L(dead2);
+  halt_forever();
+}
+
+void GuestProgram::halt_forever() {
+  Xbyak::Label dead;
+  L(dead);
   cli();
   hlt();
-  jmp(dead2);
+  jmp(dead);
 }
 
 void GuestProgram::init_cpu() {
@@ -89,6 +89,26 @@ void GuestProgram::ucall(UcallCmd cmd) {
 void GuestProgram::eoi() {
   mov(ecx, kMsrX2apicEoi);
   xor_(eax, eax);
+  xor_(edx, edx);
+  wrmsr();
+}
+
+void GuestProgram::eoi_and_count_irq() {
+  eoi();
+  vcpu_index_from_rsp(rcx);
+  shl(rcx, 6);
+  mov(rax, kSharedGpa);
+  inc(qword[rax + rcx + static_cast<std::uint32_t>(offsetof(SharedArea, irqs))]);
+}
+
+void GuestProgram::enable_hv_hypercalls(std::uint64_t guest_os_id) {
+  mov(ecx, kHvMsrGuestOsId);
+  mov(rax, guest_os_id);
+  mov(rdx, rax);
+  shr(rdx, 32);
+  wrmsr();
+  mov(ecx, kHvMsrHypercall);
+  mov(eax, static_cast<std::uint32_t>(kHypercallPageGpa | 1));
   xor_(edx, edx);
   wrmsr();
 }

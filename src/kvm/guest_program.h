@@ -52,8 +52,17 @@ class GuestProgram : public Xbyak::CodeGenerator {
   void init_cpu();
   /// `out kUcallPort, eax` with eax = cmd. Arguments go in rdi, rsi, rdx beforehand.
   void ucall(UcallCmd cmd);
+  /// cli; hlt; in a loop: where a vCPU stops for good after reporting.
+  void halt_forever();
   /// x2APIC EOI (WRMSR 0x80B = 0). Clobbers rax, rcx, rdx.
   void eoi();
+  /// An interrupt handler's common start: EOI, then ++SharedArea::irqs[this vCPU]. Leaves rax =
+  /// kSharedGpa, rcx = the vCPU's offset in irqs' lines (index * 64). Clobbers rax, rcx, rdx.
+  void eoi_and_count_irq();
+  /// Enables Hyper-V hypercalls (TLFS "Establishing the Hypercall Interface"): HV_X64_MSR_GUEST_OS_ID
+  /// = `guest_os_id`, then HV_X64_MSR_HYPERCALL = the page at kHypercallPageGpa with its enable bit.
+  /// Clobbers rax, rcx, rdx.
+  void enable_hv_hypercalls(std::uint64_t guest_os_id);
   /// rax = TSC, serialized with LFENCE on both sides. Clobbers rdx.
   void rdtsc_ordered();
   /// rax = this vCPU's index, derived from rsp (each vCPU has its own 64 KiB stack).

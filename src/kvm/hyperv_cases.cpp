@@ -142,26 +142,10 @@ void emit_load_xmm(GuestProgram& g, const std::array<std::array<std::uint64_t, 2
   }
 }
 
-void emit_hv_guest_os_id_and_page(GuestProgram& g) {
-  g.mov(ecx, kHvMsrGuestOsId);
-  g.mov(rax, kIpilabGuestOsId);
-  g.mov(rdx, rax);
-  g.shr(rdx, 32);
-  g.wrmsr();
-  g.mov(ecx, kHvMsrHypercall);
-  g.mov(eax, static_cast<std::uint32_t>(kHypercallPageGpa | 1));
-  g.xor_(edx, edx);
-  g.wrmsr();
-}
-
 // The interrupt handler of every vCPU: count the interrupt in the vCPU's line, EOI.
 void emit_counting_handler(GuestProgram& g, Xbyak::Label& handler) {
   g.push(rax); g.push(rcx); g.push(rdx);
-  g.eoi();
-  g.vcpu_index_from_rsp(rcx);
-  g.shl(rcx, 6);
-  g.mov(rax, kSharedGpa);
-  g.inc(qword[rax + rcx + kOff(offsetof(SharedArea, irqs))]);
+  g.eoi_and_count_irq();
   g.pop(rdx); g.pop(rcx); g.pop(rax);
   g.iretq();
   for (unsigned vec : {unsigned{kVec}, 0x10u, 0xFFu}) g.set_vector(vec, handler);
@@ -172,7 +156,7 @@ void emit_receiver(GuestProgram& g) {
   g.init_cpu();
   g.mov(rbx, rdi);
   g.shl(rbx, 6);
-  emit_hv_guest_os_id_and_page(g);
+  g.enable_hv_hypercalls(kIpilabGuestOsId);
   g.mov(ecx, kHvMsrVpIndex);
   g.rdmsr();
   g.shl(rdx, 32);
@@ -296,7 +280,7 @@ std::vector<HvCaseResult> run_hyperv_ipi_cases() {
 
   g.L(sender);
   g.init_cpu();
-  emit_hv_guest_os_id_and_page(g);
+  g.enable_hv_hypercalls(kIpilabGuestOsId);
   for (unsigned r : {1u, 2u}) {
     Xbyak::Label w;
     g.L(w);
@@ -363,7 +347,7 @@ bool run_hyperv_xmm_without_cpuid_gets_ud() {
   g.set_vector(6, ud);
   g.L(e0);
   g.init_cpu();
-  emit_hv_guest_os_id_and_page(g);
+  g.enable_hv_hypercalls(kIpilabGuestOsId);
   emit_load_xmm(g, {{{0x1, 1ull << 1}}});
   g.mov(rcx, ctl(hv::HVCALL_SEND_IPI_EX, true, 1));
   g.mov(rdx, kVec);

@@ -12,28 +12,13 @@
 #include "common/error.h"
 #include "common/file.h"
 #include "common/suggest.h"
+#include "topology/toml_read.h"
 
 namespace ipilab::measure {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string toml_string(std::string_view s) {
-  std::string o = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\t': o += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) o += fmt::format("\\u{:04X}", static_cast<unsigned>(c));
-        else o += c;
-    }
-  }
-  return o + "\"";
-}
 
 // A number as written in the file, and back: bins and value are computed from what is printed.
 std::string num(double v) { return fmt::format("{:.6g}", v); }
@@ -183,31 +168,31 @@ std::string to_profile_toml(const MeasureReport& r, const BaseProfile& base, std
                    base.reference);
   for (const std::string& w : r.warnings) o += "# Warning: " + one_line(w) + "\n";
   o += "\n[profile]\nname = \"this-host\"\n";
-  o += fmt::format("description = {}\n", toml_string(fmt::format("measured on {} at {}, over {}", where, h.date_utc,
-                                                                 base.reference)));
-  o += fmt::format("extends = {}\n", toml_string(base.reference));
+  o += fmt::format("description = {}\n",
+                   toml_read::quoted(fmt::format("measured on {} at {}, over {}", where, h.date_utc, base.reference)));
+  o += fmt::format("extends = {}\n", toml_read::quoted(base.reference));
   if (r.tsc_khz > 0)
     o += fmt::format("clock_ghz = {}\nclock_source = {}\n", num(static_cast<double>(r.tsc_khz) / 1e6),
-                     toml_string(fmt::format("guest TSC frequency from KVM_GET_TSC_KHZ ({} kHz); the measured "
-                                             "entries are in ns",
-                                             r.tsc_khz)));
+                     toml_read::quoted(fmt::format("guest TSC frequency from KVM_GET_TSC_KHZ ({} kHz); the measured "
+                                                   "entries are in ns",
+                                                   r.tsc_khz)));
   else
     o += fmt::format("clock_ghz = {}\nclock_source = {}\n", num(base.profile.clock_ghz()),
-                     toml_string(fmt::format("the base profile's clock (no KVM measurement here): {}",
-                                             base.profile.clock_source())));
+                     toml_read::quoted(fmt::format("the base profile's clock (no KVM measurement here): {}",
+                                                   base.profile.clock_source())));
 
   const std::string prov = fmt::format("on {}, {}", where, h.date_utc);
+  // The comment above a written cost: how it was obtained and what of the base it replaces.
+  auto cost_comment = [&](const std::string& key, std::string_view how) {
+    if (!base.profile.has(key)) return fmt::format("\n# {}; not in the base\n", how);
+    const cost::Cost& was = base.profile.get(key);
+    return fmt::format("\n# {}; overrides the base's {} {}\n", how, num(was.value), cost::unit_name(was.unit));
+  };
   for (const MeasuredCost& c : costs) {
     std::vector<Bin> bins;
     for (const Bin& b : c.bins_ns) bins.push_back({printed(b.lo), printed(b.hi), b.count});
     const double value = bins_mean(bins);
-    o += "\n";
-    if (base.profile.has(c.key)) {
-      const cost::Cost& was = base.profile.get(c.key);
-      o += fmt::format("# measured; overrides the base's {} {}\n", num(was.value), cost::unit_name(was.unit));
-    } else {
-      o += "# measured; not in the base\n";
-    }
+    o += cost_comment(c.key, "measured");
     o += fmt::format("[cost.{}]\nvalue = {}\nunit = \"ns\"\ndist = \"empirical\"\nbins = [", c.key, num(value));
     for (std::size_t i = 0; i < bins.size(); ++i) {
       if (i % 4 == 0) o += "\n  ";
@@ -215,10 +200,11 @@ std::string to_profile_toml(const MeasureReport& r, const BaseProfile& base, std
                        i + 1 < bins.size() && i % 4 != 3 ? " " : "");
     }
     o += "\n]\nclass = \"measured\"\n";
-    o += fmt::format("source = {}\n", toml_string(fmt::format("MEASURED by `ipilab measure` {}: {}; {} timed iterations",
-                                                              prov, c.method, c.iterations)));
-    o += fmt::format("note = {}\n",
-                     toml_string(fmt::format("{}. value is the mean of the bins (what sampling them gives)", c.note)));
+    o += fmt::format("source = {}\n",
+                     toml_read::quoted(fmt::format("MEASURED by `ipilab measure` {}: {}; {} timed iterations", prov,
+                                                   c.method, c.iterations)));
+    o += fmt::format("note = {}\n", toml_read::quoted(fmt::format(
+                                        "{}. value is the mean of the bins (what sampling them gives)", c.note)));
   }
 
   std::vector<std::string> measured_keys, fitted_keys;
@@ -227,16 +213,10 @@ std::string to_profile_toml(const MeasureReport& r, const BaseProfile& base, std
     if (in(measured_keys, f.key) || in(fitted_keys, f.key))
       throw std::logic_error(fmt::format("profile writer: {} is measured or fitted twice", f.key));
     fitted_keys.push_back(f.key);
-    o += "\n";
-    if (base.profile.has(f.key)) {
-      const cost::Cost& was = base.profile.get(f.key);
-      o += fmt::format("# fitted; overrides the base's {} {}\n", num(was.value), cost::unit_name(was.unit));
-    } else {
-      o += "# fitted; not in the base\n";
-    }
+    o += cost_comment(f.key, "fitted");
     o += fmt::format("[cost.{}]\nvalue = {}\nunit = \"ns\"\ndist = \"fixed\"\nclass = \"fitted\"\nsource = {}\n", f.key,
-                     num(f.value_ns), toml_string(f.source));
-    if (!f.note.empty()) o += fmt::format("note = {}\n", toml_string(f.note));
+                     num(f.value_ns), toml_read::quoted(f.source));
+    if (!f.note.empty()) o += fmt::format("note = {}\n", toml_read::quoted(f.note));
   }
 
   // Everything else: the base's.

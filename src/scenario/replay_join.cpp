@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/output.h"
 #include "trace/export.h"
 #include "workload/mechanism.h"
 
@@ -235,9 +236,9 @@ std::string ReplayJoin::csv(std::uint64_t origin_ns, std::map<std::string, std::
         }
       }
       if (counts) ++(*counts)[served];
-      doc += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", trace::csv_field(v->name()), r->send_ns, r->src, r->dst,
-                         trace::kind_name(r->kind), trace::outcome_name(r->outcome), recorded_latency, vsrc, vdst, sim_send, served,
-                         modelled, trace::csv_field(note));
+      doc += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", output::csv_field(v->name()), r->send_ns, r->src,
+                         r->dst, trace::kind_name(r->kind), trace::outcome_name(r->outcome), recorded_latency, vsrc,
+                         vdst, sim_send, served, modelled, output::csv_field(note));
     }
   }
   return doc;

@@ -214,12 +214,7 @@ bool within(double actual, double expected, double tolerance) {
 
 PreparedScenario prepare(Scenario&& s, const RunOverrides& overrides, const WorkloadLookup& lookup) {
   PreparedScenario p;
-  p.file = s.file;
-  p.name = s.name;
-  p.title = s.title;
-  p.description = s.description;
-  p.workload = s.workload;
-  p.reproduces = s.reproduces;
+  static_cast<ScenarioHeading&>(p) = s;
   p.seed = overrides.seed.value_or(s.seed);
   p.iterations = overrides.iterations.value_or(s.iterations);
   p.scenario_iterations = s.iterations;
@@ -325,27 +320,12 @@ std::optional<double> observed_value(const workload::RunResult& r, const Expecta
 
 ScenarioResult run(const PreparedScenario& p, const ProgressFn& progress) {
   ScenarioResult out;
-  out.file = p.file;
-  out.name = p.name;
-  out.title = p.title;
-  out.description = p.description;
-  out.workload = p.workload;
-  out.reproduces = p.reproduces;
-  out.seed = p.seed;
-  out.iterations = p.iterations;
-  out.scenario_iterations = p.scenario_iterations;
-  out.warmup = p.warmup;
+  static_cast<ScenarioRunHeading&>(out) = p;
   for (std::size_t i = 0; i < p.variants.size(); ++i) {
     const PreparedVariant& v = p.variants[i];
     const auto t0 = std::chrono::steady_clock::now();
     VariantResult vr;
-    vr.name = v.name;
-    vr.description = v.description;
-    vr.host_label = v.host_label;
-    vr.vm_label = v.vm_label;
-    vr.profile_label = v.profile_label;
-    vr.profile_file = v.profile_file;
-    vr.profile_path = v.profile_path;
+    static_cast<VariantHeading&>(vr) = v;
     try {
       const std::unique_ptr<workload::Workload> w = p.info->make();
       vr.result = w->run(v.spec);

@@ -44,25 +44,32 @@ struct RunOverrides {
   std::string profile_shown;
 };
 
-struct PreparedVariant {
+/// What a prepared variant and its result both say about it.
+struct VariantHeading {
   std::string name;
   std::string description;
-  std::unique_ptr<topology::Host> host;  ///< owned here; spec.host points at it
-  workload::RunSpec spec;
   std::string host_label;     ///< "kunpeng920-2s (2 sockets, 64 CPUs, 2 ITSs)"
   std::string vm_label;       ///< "4 vCPUs on CPUs 0-3, NR_CPUS=8192"
   std::string profile_label;  ///< "hyperv-ws2019 (profiles/hyperv-ws2019.toml)"; with RunOverrides::profile
                               ///< "NAME (SHOWN, from --profile instead of FILE)"
   std::string profile_file;   ///< as shown (relative to the data folder when it lies there)
   std::string profile_path;   ///< as opened (what cost::Profile::file() and its messages say)
+};
+
+struct PreparedVariant : VariantHeading {
+  std::unique_ptr<topology::Host> host;  ///< owned here; spec.host points at it
+  workload::RunSpec spec;
   std::string profile_replaced;  ///< with RunOverrides::profile: the scenario's own profile file, as shown
 };
 
-struct PreparedScenario {
-  std::string file;
-  std::string name, title, description, workload, reproduces;
+/// What a prepared scenario and its result both say about the run: the scenario's heading and the
+/// counts it runs with.
+struct ScenarioRunHeading : ScenarioHeading {
   std::uint64_t seed = 1, iterations = 0, warmup = 0;
   std::uint64_t scenario_iterations = 0; ///< the file's scenario.iterations (iterations differs with --iterations)
+};
+
+struct PreparedScenario : ScenarioRunHeading {
   const workload::WorkloadInfo* info = nullptr;
   std::vector<Expectation> expect;       ///< only for the selected variants
   std::vector<PreparedVariant> variants; ///< the selected variants, in file order
@@ -72,10 +79,7 @@ struct PreparedScenario {
 /// parameter errors keep their source positions).
 PreparedScenario prepare(Scenario&& s, const RunOverrides& overrides, const WorkloadLookup& lookup);
 
-struct VariantResult {
-  std::string name;
-  std::string description;
-  std::string host_label, vm_label, profile_label, profile_file, profile_path;
+struct VariantResult : VariantHeading {
   workload::RunResult result;
 };
 
@@ -90,11 +94,7 @@ struct CheckOutcome {
   std::string skipped;
 };
 
-struct ScenarioResult {
-  std::string file;
-  std::string name, title, description, workload, reproduces;
-  std::uint64_t seed = 1, iterations = 0, warmup = 0;
-  std::uint64_t scenario_iterations = 0;  ///< the file's (iterations differs with --iterations)
+struct ScenarioResult : ScenarioRunHeading {
   std::vector<VariantResult> variants;
   std::vector<CheckOutcome> checks;   ///< one per expectation, in file order
   /// All checks passed (true when there are none; a skipped check does not fail).

@@ -72,10 +72,14 @@ struct Variant {
   toml::table doc;          ///< merged; nodes keep their source regions
 };
 
-struct Scenario {
-  std::string file;         ///< path as given (used in messages)
-  std::filesystem::path dir;///< folder of the file, for relative paths
+/// What names and describes a scenario: its file and its [scenario] table's words.
+struct ScenarioHeading {
+  std::string file;  ///< path as given (used in messages)
   std::string name, title, description, workload, reproduces;
+};
+
+struct Scenario : ScenarioHeading {
+  std::filesystem::path dir;   ///< folder of the file, for relative paths
   std::string workload_place;  ///< place of scenario.workload
   std::uint64_t iterations = 10000;
   std::uint64_t warmup = 100;

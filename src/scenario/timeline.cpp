@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/file.h"
+#include "common/output.h"
 #include "trace/export.h"
 #include "trace/timeline.h"
 #include "workload/mechanism.h"
@@ -513,38 +514,13 @@ class SimTimeline::Variant final : public workload::Observer {
     ++row_count_;
     std::optional<Ps> latency;
     if (arrival) latency = *arrival - send;
-    if (c_.format == trace::RowFormat::Csv) {
-      auto field = [](std::string_view s) {
-        if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
-        std::string o = "\"";
-        for (char ch : s) {
-          if (ch == '"') o += '"';
-          o += ch;
-        }
-        return o + "\"";
-      };
-      auto opt = [](const std::optional<Ps>& v) { return v ? exact_ns(*v) : std::string(); };
-      rows_ += fmt::format("{},{},{},{},{},{},,{},{},0,{},{},{},{}\n", field(c_.buffer), record, exact_ns(send), src, dst, kind,
-                           field(callback), served, opt(arrival), arrival_kind, opt(latency), opt(handler));
-      return;
-    }
-    auto num = [](const std::optional<Ps>& v) { return v ? nlohmann::json(ns_value(*v)) : nlohmann::json(nullptr); };
-    const nlohmann::json j = {{"buffer", c_.buffer},
-                              {"record", record},
-                              {"send_ns", ns_value(send)},
-                              {"src", src},
-                              {"dst", dst},
-                              {"kind", kind},
-                              {"callsite", ""},
-                              {"callback", callback},
-                              {"served", served},
-                              {"inferred", false},
-                              {"arrival_ns", num(arrival)},
-                              {"arrival_kind", arrival_kind.empty() ? nlohmann::json(nullptr) : nlohmann::json(arrival_kind)},
-                              {"latency_ns", num(latency)},
-                              {"handler_ns", num(handler)}};
-    rows_ += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    rows_ += '\n';
+    auto ns = [](const std::optional<Ps>& v) {
+      return v ? std::optional<trace::RowTime>(trace::RowTime{nlohmann::json(ns_value(*v)), exact_ns(*v)})
+               : std::nullopt;
+    };
+    rows_ += trace::events_row_line({c_.buffer, record, *ns(send), src, dst, kind, "", callback, served, false,
+                                     ns(arrival), arrival_kind, ns(latency), ns(handler)},
+                                    c_.format);
   }
 
   Config c_;

@@ -24,15 +24,6 @@ std::string error_key(const std::string& place) {
   return pos == std::string::npos ? std::string() : place.substr(pos + 2);
 }
 
-// The dotted leaf keys a value table sets, as written in scenario messages ("vm.vcpus").
-void leaves(const toml::table& t, const std::string& prefix, std::vector<std::string>& out) {
-  for (const auto& [k, n] : t) {
-    const std::string p = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
-    if (const auto* sub = n.as_table(); sub && !sub->empty()) leaves(*sub, p, out);
-    else out.push_back(p);
-  }
-}
-
 bool key_covers(const std::string& set, const std::string& err) {
   if (err.size() < set.size() || err.compare(0, set.size(), set) != 0) return false;
   return err.size() == set.size() || err[set.size()] == '.' || err[set.size()] == '[';
@@ -94,7 +85,7 @@ InputError Base::place_error(const Spec& spec, const Point& p, const InputError&
   for (std::size_t a = 0; a < spec.axes.size() && !key.empty(); ++a) {
     const AxisValue& v = spec.axes[a].values[p.value[a]];
     std::vector<std::string> ks;
-    leaves(v.set, "", ks);
+    leaf_keys(v.set, '.', ks);  // as written in scenario messages ("vm.vcpus")
     for (const auto& k : ks)
       if (key_covers(k, key)) {
         const bool compound = spec.axes[a].key.empty();

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/output.h"
 #include "scenario/report.h"
 
 namespace ipilab::sweep {
@@ -18,16 +19,6 @@ namespace {
 const std::vector<std::string> kMainCounters = {"sends", "hypercalls", "native_fallbacks", "misdelivered", "lost"};
 constexpr std::size_t kMaxCounterColumn = 16;
 constexpr std::size_t kMaxCounterColumns = 6;
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 ojson num_or_null(std::optional<double> v) {
   if (!v || !std::isfinite(*v)) return nullptr;
@@ -128,7 +119,7 @@ std::string to_csv(const SweepRun& r) {
   for (const char* h : {"events", "seed", "error"}) head.emplace_back(h);
   std::string out;
   auto emit = [&out](const std::vector<std::string>& row) {
-    for (std::size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + csv_field(row[i]);
+    for (std::size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + output::csv_field(row[i]);
     out += "\n";
   };
   emit(head);

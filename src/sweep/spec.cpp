@@ -68,15 +68,6 @@ toml::table& table_at(toml::table& root, const std::vector<std::string>& parts, 
   return *t;
 }
 
-// Dotted leaf paths a table sets ("workload.mechanism"), for overlap checks between axes.
-void leaf_paths(const toml::table& t, const std::string& prefix, std::vector<std::string>& out) {
-  for (const auto& [k, n] : t) {
-    const std::string p = prefix.empty() ? std::string(k.str()) : prefix + "\x1f" + std::string(k.str());
-    if (const auto* sub = n.as_table(); sub && !sub->empty()) leaf_paths(*sub, p, out);
-    else out.push_back(p);
-  }
-}
-
 bool path_prefix(const std::string& a, const std::string& b) {
   return a == b || (b.size() > a.size() && b.compare(0, a.size(), a) == 0 && b[a.size()] == '\x1f');
 }
@@ -274,10 +265,19 @@ void check_axis_labels(const TableReader& r, const Axis& ax) {
   }
 }
 
+// Entry `path` of an array of tables (`what`: "[[axis]]"); InputError naming it when it is not a table.
+const toml::table& array_entry_table(const toml::node& n, const std::string& file, const std::string& path,
+                                     std::string_view what) {
+  const toml::table* t = n.as_table();
+  if (!t)
+    throw InputError(toml_read::place(file, n.source(), path),
+                     fmt::format("expected a table ({}), got {}", what, toml_read::type_name(n)));
+  return *t;
+}
+
 Axis read_axis(const toml::node& an, const std::string& file, std::size_t index) {
   const std::string path = fmt::format("axis[{}]", index);
-  const toml::table* at = an.as_table();
-  if (!at) throw InputError(toml_read::place(file, an.source(), path), fmt::format("expected a table ([[axis]]), got {}", toml_read::type_name(an)));
+  const toml::table* at = &array_entry_table(an, file, path, "[[axis]]");
   TableReader r(*at, file, path);
   Axis ax;
   AxisFields f;
@@ -340,8 +340,7 @@ std::vector<std::pair<std::size_t, std::size_t>> read_selection(const toml::tabl
 
 Skip read_skip(const toml::node& sn, const std::vector<Axis>& axes, const std::string& file, std::size_t index) {
   const std::string path = fmt::format("skip[{}]", index);
-  const toml::table* st = sn.as_table();
-  if (!st) throw InputError(toml_read::place(file, sn.source(), path), fmt::format("expected a table ([[skip]]), got {}", toml_read::type_name(sn)));
+  const toml::table* st = &array_entry_table(sn, file, path, "[[skip]]");
   TableReader r(*st, file, path);
   Skip s;
   const toml::table* when = r.opt_table("when");
@@ -394,8 +393,7 @@ Skip read_skip(const toml::node& sn, const std::vector<Axis>& axes, const std::s
 
 PlotSpec read_plot(const toml::node& pn, const std::vector<Axis>& axes, const std::string& file, std::size_t index) {
   const std::string path = fmt::format("plot[{}]", index);
-  const toml::table* pt = pn.as_table();
-  if (!pt) throw InputError(toml_read::place(file, pn.source(), path), fmt::format("expected a table ([[plot]]), got {}", toml_read::type_name(pn)));
+  const toml::table* pt = &array_entry_table(pn, file, path, "[[plot]]");
   TableReader r(*pt, file, path);
   PlotSpec p;
   p.place = toml_read::place(file, pt->source(), path);
@@ -596,7 +594,7 @@ Spec parse_spec(std::string_view text, const std::string& file) {
   // Two axes must not set the same key (the later one would silently win).
   std::vector<std::vector<std::string>> paths(s.axes.size());
   for (std::size_t i = 0; i < s.axes.size(); ++i) {
-    for (const auto& v : s.axes[i].values) leaf_paths(v.set, "", paths[i]);
+    for (const auto& v : s.axes[i].values) leaf_keys(v.set, '\x1f', paths[i]);  // overlap checks between axes
     std::sort(paths[i].begin(), paths[i].end());
     paths[i].erase(std::unique(paths[i].begin(), paths[i].end()), paths[i].end());
     for (std::size_t j = 0; j < i; ++j)
@@ -637,6 +635,22 @@ std::string display_path(const fs::path& p) {
   if (!p.is_absolute()) return p.string();
   const std::string rel = scenario::path_in_data_dir(p);
   return rel.empty() ? p.string() : rel;
+}
+
+namespace {
+void leaf_keys_below(const toml::table& t, const std::string& prefix, char separator, std::vector<std::string>& out) {
+  for (const auto& [k, n] : t) {
+    const std::string p = prefix.empty() ? std::string(k.str()) : prefix + separator + std::string(k.str());
+    if (const auto* sub = n.as_table(); sub && !sub->empty())
+      leaf_keys_below(*sub, p, separator, out);
+    else
+      out.push_back(p);
+  }
+}
+}  // namespace
+
+void leaf_keys(const toml::table& t, char separator, std::vector<std::string>& out) {
+  leaf_keys_below(t, "", separator, out);
 }
 
 }  // namespace ipilab::sweep

@@ -159,4 +159,8 @@ std::vector<std::string> split_dotted_key(std::string_view key, const std::strin
 /// across platforms (it feeds the per-point seeds).
 std::string canonical(const toml::node& n);
 
+/// The leaf keys table `t` sets (an empty table counts as a leaf), each its path of keys from `t`
+/// joined by `separator` (e.g. '.': "vm.vcpus").
+void leaf_keys(const toml::table& t, char separator, std::vector<std::string>& out);
+
 }  // namespace ipilab::sweep

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "common/cpu_list.h"
 #include "common/error.h"
 
 namespace ipilab::topology {
@@ -204,16 +205,6 @@ std::vector<int> Host::its_on_node(int node) const {
   return out;
 }
 
-std::string Host::format_cpu_list(const std::vector<int>& ids) {
-  std::string out;
-  for (std::size_t i = 0; i < ids.size();) {
-    std::size_t j = i;
-    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += j == i ? fmt::format("{}", ids[i]) : fmt::format("{}-{}", ids[i], ids[j]);
-    i = j + 1;
-  }
-  return out;
-}
+std::string Host::format_cpu_list(const std::vector<int>& ids) { return format_cpu_ranges(ids); }
 
 }  // namespace ipilab::topology

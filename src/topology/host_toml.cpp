@@ -138,22 +138,6 @@ Latency parse_latency(TableReader& r, const std::vector<Cpu>& cpus, int sockets,
   return lat;
 }
 
-std::string quote(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) out += fmt::format("\\u{:04x}", static_cast<unsigned char>(ch));
-        else out += ch;
-    }
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 Host parse_host(const toml::table& t, std::string_view file, std::string_view key) {
@@ -253,16 +237,16 @@ Host load_host_file(const std::string& path) {
 
 std::string to_toml(const Host& h) {
   std::string o = "[host]\n";
-  o += fmt::format("name = {}\n", quote(h.name));
-  if (!h.description.empty()) o += fmt::format("description = {}\n", quote(h.description));
-  if (!h.cpu_model.empty()) o += fmt::format("cpu_model = {}\n", quote(h.cpu_model));
+  o += fmt::format("name = {}\n", toml_read::quoted(h.name));
+  if (!h.description.empty()) o += fmt::format("description = {}\n", toml_read::quoted(h.description));
+  if (!h.cpu_model.empty()) o += fmt::format("cpu_model = {}\n", toml_read::quoted(h.cpu_model));
   if (h.base_ghz > 0) o += fmt::format("base_ghz = {}\n", h.base_ghz);
-  if (!h.source.empty()) o += fmt::format("source = {}\n", quote(h.source));
+  if (!h.source.empty()) o += fmt::format("source = {}\n", toml_read::quoted(h.source));
   o += "cpus = [\n";
   for (const Cpu& c : h.cpus)
     o += fmt::format("  {{ id = {}, socket = {}, node = {}, core = {}, thread = {} }},\n", c.id, c.socket, c.node, c.core, c.thread);
   o += "]\n\n[host.latency]\n";
-  o += fmt::format("source = {}\n", quote(h.latency.source));
+  o += fmt::format("source = {}\n", toml_read::quoted(h.latency.source));
   if (h.latency.smt_ns) o += fmt::format("smt_ns = {}\n", *h.latency.smt_ns);
   o += "# one-way cache-line transfer, ns; row = from NUMA node, column = to NUMA node\nmatrix_ns = [\n";
   for (const auto& row : h.latency.node_ns) o += fmt::format("  [{}],\n", fmt::join(row, ", "));
@@ -274,7 +258,7 @@ std::string to_toml(const Host& h) {
   }
   for (const Its& t : h.its) {
     o += fmt::format("\n[[host.its]]\nsocket = {}\nnode = {}\n", t.socket, t.node);
-    if (!t.name.empty()) o += fmt::format("name = {}\n", quote(t.name));
+    if (!t.name.empty()) o += fmt::format("name = {}\n", toml_read::quoted(t.name));
     if (t.svpet) o += fmt::format("svpet = {}\n", *t.svpet);
   }
   if (h.gic_common_lpi_aff || h.gic_socket_aff != 3) {

@@ -143,18 +143,12 @@ std::optional<bool> TableReader::opt_bool(std::string_view key) {
 
 const toml::table* TableReader::opt_table(std::string_view key) {
   const toml::node* n = node(key);
-  if (!n) return nullptr;
-  const auto* t = n->as_table();
-  if (!t) fail(key, fmt::format("expected a table, got {}", type_name(*n)));
-  return t;
+  return n ? checked(key, *n, n->as_table(), "a table") : nullptr;
 }
 
 const toml::array* TableReader::opt_array(std::string_view key) {
   const toml::node* n = node(key);
-  if (!n) return nullptr;
-  const auto* a = n->as_array();
-  if (!a) fail(key, fmt::format("expected an array, got {}", type_name(*n)));
-  return a;
+  return n ? checked(key, *n, n->as_array(), "an array") : nullptr;
 }
 
 void TableReader::finish() const {
@@ -165,6 +159,32 @@ void TableReader::finish() const {
     throw InputError(toml_read::place(file_, k.source(), key_path(k.str())),
                      fmt::format("unknown key (known here: {})", list));
   }
+}
+
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    switch (ch) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(ch) < 0x20)
+          out += fmt::format("\\u{:04X}", static_cast<unsigned char>(ch));
+        else
+          out += ch;
+    }
+  }
+  return out + "\"";
 }
 
 }  // namespace ipilab::toml_read

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
 #include <toml++/toml.h>
 
 namespace ipilab::toml_read {
@@ -67,6 +68,12 @@ class TableReader {
   void finish() const;
 
  private:
+  /// `as` (the node's as_table()/as_array()) when not null, else fail "expected <what>, got <type>".
+  template <class T>
+  const T* checked(std::string_view key, const toml::node& n, const T* as, std::string_view what) const {
+    if (!as) fail(key, fmt::format("expected {}, got {}", what, type_name(n)));
+    return as;
+  }
   void mark(std::string_view key);
   const toml::table* table_;
   std::string file_;
@@ -80,5 +87,9 @@ std::int64_t node_int(const toml::node& n, std::string_view file, std::string_vi
                       std::int64_t min = INT64_MIN, std::int64_t max = INT64_MAX);
 /// Number (integer or float) value of a node.
 double node_double(const toml::node& n, std::string_view file, std::string_view key);
+
+/// `s` as a TOML basic string: in double quotes, with \" \\ \n \t and \uXXXX for the other control
+/// characters (TOML v1.0.0, "String").
+std::string quoted(std::string_view s);
 
 }  // namespace ipilab::toml_read

@@ -3,37 +3,29 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.h"
+
 namespace ipilab::trace {
 
 std::string_view outcome_name(SendOutcome o) {
-  switch (o) {
-    case SendOutcome::Raised: return "raised";
-    case SendOutcome::Coalesced: return "coalesced";
-    case SendOutcome::Unmatched: return "unmatched";
-    case SendOutcome::Expired: return "expired";
-  }
-  return "?";
+  using enum SendOutcome;
+  static constexpr EnumName<SendOutcome> kNames[] = {
+      {Raised, "raised"}, {Coalesced, "coalesced"}, {Unmatched, "unmatched"}, {Expired, "expired"}};
+  return name_of(kNames, o);
 }
 
 std::string_view service_name(CallService s) {
-  switch (s) {
-    case CallService::Ipi: return "ipi";
-    case CallService::Coalesced: return "coalesced";
-    case CallService::PollingIdle: return "polling-idle";
-    case CallService::Local: return "local";
-    case CallService::Pending: return "pending";
-  }
-  return "?";
+  using enum CallService;
+  static constexpr EnumName<CallService> kNames[] = {
+      {Ipi, "ipi"}, {Coalesced, "coalesced"}, {PollingIdle, "polling-idle"}, {Local, "local"}, {Pending, "pending"}};
+  return name_of(kNames, s);
 }
 
 std::string_view convention_name(Convention c) {
-  switch (c) {
-    case Convention::Indistinct: return "indistinct";
-    case Convention::V6_5: return "v6.5+";
-    case Convention::V6_4: return "v6.4";
-    case Convention::Mixed: return "mixed";
-  }
-  return "?";
+  using enum Convention;
+  static constexpr EnumName<Convention> kNames[] = {
+      {Indistinct, "indistinct"}, {V6_5, "v6.5+"}, {V6_4, "v6.4"}, {Mixed, "mixed"}};
+  return name_of(kNames, c);
 }
 
 std::string convention_statement(Convention c) {

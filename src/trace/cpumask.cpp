@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/hex.h"
+
 namespace ipilab::trace {
 
 std::string_view cpumask_form_name(CpumaskForm form) {
@@ -17,12 +19,6 @@ std::string_view cpumask_form_name(CpumaskForm form) {
 
 namespace {
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace

@@ -297,36 +297,30 @@ class Decoder {
   static std::size_t slot_of(std::uint64_t a) { return static_cast<std::size_t>((a ^ (a >> 9) ^ (a >> 21)) & 511); }
 
   std::string_view symbol_with_offset(std::uint64_t addr) {
-    SymSlot& f = fast_offset_[slot_of(addr)];
+    return symbol(fast_offset_, sym_offset_cache_, addr, true);
+  }
+  std::string_view symbol_only(std::uint64_t addr) { return symbol(fast_only_, sym_cache_, addr, false); }
+  /// "function+0xoff" (with_offset) or "function" for `addr`, "0x..." when no symbol holds it; through
+  /// the direct-mapped `fast` slots, then `cache` (its nodes are stable, so the views stay valid).
+  template <class Cache>
+  std::string_view symbol(std::array<SymSlot, 512>& fast, Cache& cache, std::uint64_t addr, bool with_offset) {
+    SymSlot& f = fast[slot_of(addr)];
     if (f.addr == addr) return f.s;
     f.addr = addr;
-    f.s = symbol_with_offset_slow(addr);
+    auto it = cache.find(addr);
+    if (it == cache.end()) {
+      std::string s;
+      const char* fn = addr ? tep_find_function(tep_, addr) : nullptr;
+      if (fn && with_offset)
+        s = fmt::format("{}+0x{:x}", fn, addr - tep_find_function_address(tep_, addr));
+      else if (fn)
+        s = fn;
+      else
+        s = fmt::format("0x{:x}", addr);
+      it = cache.emplace(addr, std::move(s)).first;
+    }
+    f.s = it->second;
     return f.s;
-  }
-  std::string_view symbol_only(std::uint64_t addr) {
-    SymSlot& f = fast_only_[slot_of(addr)];
-    if (f.addr == addr) return f.s;
-    f.addr = addr;
-    f.s = symbol_only_slow(addr);
-    return f.s;
-  }
-  std::string_view symbol_with_offset_slow(std::uint64_t addr) {
-    auto it = sym_offset_cache_.find(addr);
-    if (it != sym_offset_cache_.end()) return it->second;
-    std::string s;
-    const char* fn = addr ? tep_find_function(tep_, addr) : nullptr;
-    if (fn) s = fmt::format("{}+0x{:x}", fn, addr - tep_find_function_address(tep_, addr));
-    else s = fmt::format("0x{:x}", addr);
-    return sym_offset_cache_.emplace(addr, std::move(s)).first->second;  // nodes are stable
-  }
-  std::string_view symbol_only_slow(std::uint64_t addr) {
-    auto it = sym_cache_.find(addr);
-    if (it != sym_cache_.end()) return it->second;
-    std::string s;
-    const char* fn = addr ? tep_find_function(tep_, addr) : nullptr;
-    if (fn) s = fn;
-    else s = fmt::format("0x{:x}", addr);
-    return sym_cache_.emplace(addr, std::move(s)).first->second;
   }
 
   // ipi_send_cpumask: the bitmap behind its __data_loc, in the kernel's longs.
@@ -412,12 +406,16 @@ class Decoder {
     ev.vector = -1;
     ev.text = {};
     ev.kind = h.kind;
+    // The one target CPU of `event`'s cpu field.
+    auto target_cpu = [&](std::string_view event) {
+      const auto t = number(data, size, h.cpu, cpu, where, "cpu");
+      if (t >= kMaxCpus) corrupt(cpu, where, fmt::format("{}: cpu={} out of range", event, t));
+      ev.targets.push_back(static_cast<std::uint32_t>(t));
+    };
     switch (h.decode) {
       case Decode::SendCpu: {
         ev.type = EventType::IpiSendCpu;
-        const auto t = number(data, size, h.cpu, cpu, where, "cpu");
-        if (t >= kMaxCpus) corrupt(cpu, where, fmt::format("ipi_send_cpu: cpu={} out of range", t));
-        ev.targets.push_back(static_cast<std::uint32_t>(t));
+        target_cpu("ipi_send_cpu");
         ev.callsite = symbol_with_offset(number(data, size, h.callsite, cpu, where, "callsite"));
         ev.callback = symbol_with_offset(number(data, size, h.callback, cpu, where, "callback"));
         ev.kind = send_kind(ev.callsite, ev.callback);
@@ -428,9 +426,7 @@ class Decoder {
         break;
       case Decode::CsdQueue: {
         ev.type = EventType::CsdQueueCpu;
-        const auto t = number(data, size, h.cpu, cpu, where, "cpu");
-        if (t >= kMaxCpus) corrupt(cpu, where, fmt::format("csd_queue_cpu: cpu={} out of range", t));
-        ev.targets.push_back(static_cast<std::uint32_t>(t));
+        target_cpu("csd_queue_cpu");
         ev.callsite = symbol_with_offset(number(data, size, h.callsite, cpu, where, "callsite"));
         ev.callback = symbol_only(number(data, size, h.callback, cpu, where, "func"));
         ev.csd = number(data, size, h.csd, cpu, where, "csd");
@@ -453,9 +449,7 @@ class Decoder {
       }
       case Decode::WakeIdle: {
         ev.type = EventType::WakeIdleNoIpi;
-        const auto t = number(data, size, h.cpu, cpu, where, "cpu");
-        if (t >= kMaxCpus) corrupt(cpu, where, fmt::format("sched_wake_idle_without_ipi: cpu={} out of range", t));
-        ev.targets.push_back(static_cast<std::uint32_t>(t));
+        target_cpu("sched_wake_idle_without_ipi");
         break;
       }
       case Decode::Marker:

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/output.h"
 
 namespace ipilab::trace {
 
@@ -18,19 +19,33 @@ RowFormat row_format(const std::filesystem::path& path) {
   throw InputError("--events", fmt::format("'{}': the file name must end in .csv or .jsonl", path.string()));
 }
 
-std::string csv_field(std::string_view s) {
-  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"') o += '"';
-    o += c;
-  }
-  return o + "\"";
+std::string events_row_line(const EventsRow& r, RowFormat format) {
+  auto text = [](const std::optional<RowTime>& t) { return t ? t->text : std::string(); };
+  if (format == RowFormat::Csv)
+    return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", output::csv_field(r.buffer), r.record,
+                       r.send.text, r.src, r.dst, r.kind, output::csv_field(r.callsite), output::csv_field(r.callback),
+                       r.served, r.inferred ? 1 : 0, text(r.arrival), r.arrival_kind, text(r.latency), text(r.handler));
+  auto num = [](const std::optional<RowTime>& t) { return t ? t->json : nlohmann::json(nullptr); };
+  const nlohmann::json j = {
+      {"buffer", r.buffer},
+      {"record", r.record},
+      {"send_ns", r.send.json},
+      {"src", r.src},
+      {"dst", r.dst},
+      {"kind", r.kind},
+      {"callsite", r.callsite},
+      {"callback", r.callback},
+      {"served", r.served},
+      {"inferred", r.inferred},
+      {"arrival_ns", num(r.arrival)},
+      {"arrival_kind", r.arrival_kind.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.arrival_kind)},
+      {"latency_ns", num(r.latency)},
+      {"handler_ns", num(r.handler)}};
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
 }
 
 namespace {
 
-std::string opt(const std::optional<std::uint64_t>& v) { return v ? fmt::format("{}", *v) : std::string(); }
 
 }  // namespace
 
@@ -142,29 +157,13 @@ class TraceExports::BufferObserver : public AnalysisObserver {
            std::optional<std::uint64_t> handler) {
     if (!x_.rows_out_) return;
     ++x_.rows_;
-    std::ostream& o = x_.rows_out_->stream();
-    if (x_.format_ == RowFormat::Csv) {
-      o << csv_field(name_) << ',' << record << ',' << send << ',' << src << ',' << dst << ',' << kind << ','
-        << csv_field(callsite) << ',' << csv_field(callback) << ',' << served << ',' << (inferred ? 1 : 0) << ','
-        << opt(arrival) << ',' << arrival_kind << ',' << opt(latency) << ',' << opt(handler) << '\n';
-      return;
-    }
-    auto num = [](const std::optional<std::uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-    nlohmann::json j = {{"buffer", name_},
-                        {"record", record},
-                        {"send_ns", send},
-                        {"src", src},
-                        {"dst", dst},
-                        {"kind", kind},
-                        {"callsite", callsite},
-                        {"callback", callback},
-                        {"served", served},
-                        {"inferred", inferred},
-                        {"arrival_ns", num(arrival)},
-                        {"arrival_kind", arrival_kind.empty() ? nlohmann::json(nullptr) : nlohmann::json(arrival_kind)},
-                        {"latency_ns", num(latency)},
-                        {"handler_ns", num(handler)}};
-    o << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    x_.rows_out_->stream() << events_row_line({name_, record, ns(send), src, dst, kind, callsite, callback, served,
+                                               inferred, ns(arrival), arrival_kind, ns(latency), ns(handler)},
+                                              x_.format_);
+  }
+  static RowTime ns(std::uint64_t v) { return {nlohmann::json(v), fmt::format("{}", v)}; }
+  static std::optional<RowTime> ns(const std::optional<std::uint64_t>& v) {
+    return v ? std::optional<RowTime>(ns(*v)) : std::nullopt;
   }
 
   TraceExports& x_;

@@ -20,9 +20,12 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "common/output.h"
 #include "trace/analysis.h"
@@ -34,6 +37,28 @@ namespace ipilab::trace {
 using AtomicOutput = output::AtomicFile;
 
 enum class RowFormat : std::uint8_t { Csv, Jsonl };
+
+/// A time in an --events row (ns): the JSON number and the CSV text of the same value.
+struct RowTime {
+  nlohmann::json json;
+  std::string text;
+};
+
+/// One row of an --events file, written by 'ipilab trace' for a real trace and by the simulated
+/// timeline of 'ipilab run' / 'replay' (docs/trace.md lists the columns).
+struct EventsRow {
+  std::string_view buffer, record;
+  RowTime send;
+  std::uint32_t src = 0, dst = 0;
+  std::string_view kind, callsite, callback, served;
+  bool inferred = false;
+  std::optional<RowTime> arrival;
+  std::string_view arrival_kind;
+  std::optional<RowTime> latency, handler;
+};
+
+/// The row's line, '\n' included: CSV in the header's column order, or one JSON object.
+std::string events_row_line(const EventsRow& r, RowFormat format);
 
 /// Collects the exports of one trace (several buffers) and hands each buffer's analysis its observer.
 class TraceExports {
@@ -85,9 +110,6 @@ class TraceExports {
   bool sent_in_window(std::uint64_t ts) const { return ts <= window_end_; }
   bool in_window(std::uint64_t ts) const { return ts <= window_end_ || ts - window_end_ <= window_tail_; }
 };
-
-/// `s` as one CSV field (RFC 4180: quoted when it holds a comma, a quote or a line break).
-std::string csv_field(std::string_view s);
 
 /// The row format of an --events path: ".csv" -> Csv, ".jsonl" -> Jsonl; else InputError("--events").
 RowFormat row_format(const std::filesystem::path& path);

@@ -14,18 +14,15 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "common/enum_names.h"
 #include "common/error.h"
 
 namespace ipilab::trace {
 
 std::string_view compression_name(Compression c) {
-  switch (c) {
-    case Compression::None: return "none";
-    case Compression::Gzip: return "gzip";
-    case Compression::Zstd: return "zstd";
-    case Compression::Xz: return "xz";
-  }
-  return "none";
+  using enum Compression;
+  static constexpr EnumName<Compression> kNames[] = {{None, "none"}, {Gzip, "gzip"}, {Zstd, "zstd"}, {Xz, "xz"}};
+  return name_of(kNames, c, "none");
 }
 
 Compression detect_compression(std::string_view head) {

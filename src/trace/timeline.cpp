@@ -126,16 +126,24 @@ void TraceEventWriter::track(Track t, std::string_view name, int sort_index) {
        << ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" << sort_index << "}}";
 }
 
-void TraceEventWriter::begin(Track t, std::uint64_t ts_ns, std::string_view name, std::string_view category,
-                             const Args& args) {
-  open_event();
-  common('B', t, ts_ns, false);
+void TraceEventWriter::name_and_category(std::string_view name, std::string_view category) {
   out_ << ",\"name\":";
   write_json_string(out_, name);
   out_ << ",\"cat\":";
   write_json_string(out_, category);
+}
+
+void TraceEventWriter::finish_named(std::string_view name, std::string_view category, const Args& args) {
+  name_and_category(name, category);
   write_args(args);
   out_ << '}';
+}
+
+void TraceEventWriter::begin(Track t, std::uint64_t ts_ns, std::string_view name, std::string_view category,
+                             const Args& args) {
+  open_event();
+  common('B', t, ts_ns, false);
+  finish_named(name, category, args);
 }
 
 void TraceEventWriter::end(Track t, std::uint64_t ts_ns) {
@@ -148,24 +156,16 @@ void TraceEventWriter::slice(Track t, std::uint64_t ts_ns, std::uint64_t dur_ns,
                              std::string_view category, const Args& args) {
   open_event();
   common('X', t, ts_ns, false);
-  out_ << ",\"dur\":" << dur_ns / 1000 << '.' << fmt::format("{:03}", dur_ns % 1000) << ",\"name\":";
-  write_json_string(out_, name);
-  out_ << ",\"cat\":";
-  write_json_string(out_, category);
-  write_args(args);
-  out_ << '}';
+  out_ << ",\"dur\":" << dur_ns / 1000 << '.' << fmt::format("{:03}", dur_ns % 1000);
+  finish_named(name, category, args);
 }
 
 void TraceEventWriter::instant(Track t, std::uint64_t ts_ns, std::string_view name, std::string_view category,
                                const Args& args) {
   open_event();
   common('i', t, ts_ns, false);
-  out_ << ",\"s\":\"t\",\"name\":";
-  write_json_string(out_, name);
-  out_ << ",\"cat\":";
-  write_json_string(out_, category);
-  write_args(args);
-  out_ << '}';
+  out_ << ",\"s\":\"t\"";
+  finish_named(name, category, args);
 }
 
 void TraceEventWriter::flow(std::uint64_t id, Track from, std::uint64_t from_ns, Track to, std::uint64_t to_ns,
@@ -174,10 +174,8 @@ void TraceEventWriter::flow(std::uint64_t id, Track from, std::uint64_t from_ns,
   for (int k = 0; k < 2; ++k) {
     open_event();
     common(k == 0 ? 's' : 'f', k == 0 ? from : to, k == 0 ? from_ns : to_ns, true);
-    out_ << ",\"id\":" << id << ",\"name\":";
-    write_json_string(out_, name);
-    out_ << ",\"cat\":";
-    write_json_string(out_, category);
+    out_ << ",\"id\":" << id;
+    name_and_category(name, category);
     if (k == 1) out_ << ",\"bp\":\"e\"";
     out_ << '}';
   }

@@ -86,6 +86,10 @@ class TraceEventWriter {
   void open_event();
   void common(char ph, Track t, std::uint64_t ts_ns, bool half_ns);
   void write_args(const Args& args);
+  /// ,"name":…,"cat":… of the event being written.
+  void name_and_category(std::string_view name, std::string_view category);
+  /// name_and_category, the args, and the event's closing brace.
+  void finish_named(std::string_view name, std::string_view category, const Args& args);
   std::ostream& out_;
   bool first_ = true, finished_ = false, fragment_ = false;
   std::uint64_t events_ = 0, flows_ = 0, origin_ns_ = 0;

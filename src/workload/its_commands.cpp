@@ -26,8 +26,8 @@
 
 #include "common/error.h"
 #include "workload/builtin.h"
+#include "workload/builtin_parts.h"
 #include "workload/mechanisms/gicv4_1_its_commands.h"
-#include "workload/run_common.h"
 
 namespace ipilab::workload {
 namespace {
@@ -184,29 +184,23 @@ class ItsCommands final : public Workload {
     }
     RunOutput out = run_vm(cfg, b.pricer);
 
-    const double ppu = ps_per_unit(spec, unit);
-    std::vector<Metric> m;
-    m.push_back(make_metric("command_latency", unit,
-                            fmt::format("one {} operation on a sender, from its start (trap / vcpu_load) to the return: "
-                                        "its->lock wait, posting, completion wait",
-                                        cmd),
-                            std::move(shared.latency), ppu));
-    m.push_back(make_metric("lock_wait", unit, "waiting for its->lock behind other CPUs posting to the ITS",
-                            std::move(shared.lock_wait), ppu));
-    m.push_back(make_metric("completion_wait", unit,
-                            "its_wait_for_range_completion: from the unlock to the read that ended the wait",
-                            std::move(shared.completion_wait), ppu));
-    auto settings = b.mechanism->settings();
-    settings.emplace_back("command", cmd);
-    settings.emplace_back("senders", std::to_string(senders));
+    MetricList m(spec, unit);
+    m.add("command_latency",
+          fmt::format("one {} operation on a sender, from its start (trap / vcpu_load) to the return: its->lock wait, "
+                      "posting, completion wait",
+                      cmd),
+          std::move(shared.latency));
+    m.add("lock_wait", "waiting for its->lock behind other CPUs posting to the ITS", std::move(shared.lock_wait));
+    m.add("completion_wait", "its_wait_for_range_completion: from the unlock to the read that ended the wait",
+          std::move(shared.completion_wait));
     std::string w;
     for (const auto& [sock, its] : where) w += fmt::format("{}{} -> {}", w.empty() ? "" : "; ", sock, its);
-    settings.emplace_back("commands go to", w);
+    Settings settings{{"command", cmd}, {"senders", std::to_string(senders)}, {"commands go to", w}};
     if (kind == ItsCommandKind::Vmovp) settings.emplace_back("migrate_offset", std::to_string(offset));
     settings.emplace_back("traffic", period.v > 0 ? fmt::format("every {} ns (bursts)", spec.params.get(kPeriod))
                                      : think.v > 0 ? fmt::format("think {} ns ({})", spec.params.get(kThink), spec.params.get(kArr))
                                                    : std::string("back to back"));
-    RunResult r = assemble(spec, b, std::move(out), std::move(m), std::move(settings), spec.iterations);
+    RunResult r = finish(spec, b, std::move(out), std::move(m), std::move(settings));
     if (shared.timeouts) {
       r.notes.push_back(fmt::format("{} of the measured operations' completion waits ran out of reads (1,000,000 "
                                     "GITS_CREADR reads); Linux reports: {}",
@@ -219,14 +213,14 @@ class ItsCommands final : public Workload {
 }  // namespace
 
 WorkloadInfo describe_its_commands() {
-  WorkloadInfo w{"its_commands",
-                 "arm64 host driver ITS commands (VSGI, INVDB, VMOVP) from N vCPUs, each waiting for completion by "
-                 "polling GITS_CREADR; main metric: the operation's latency, completion wait included",
-                 with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<ItsCommands>(); }};
-  w.metrics = {"command_latency", "lock_wait", "completion_wait"};
-  w.validate = validator("its_commands", params(), std::string(kDefaultMechanism), Arch::Arm);
-  w.default_mechanism = std::string(kDefaultMechanism);
-  return w;
+  return builtin_workload<ItsCommands>(
+      {"its_commands",
+       "arm64 host driver ITS commands (VSGI, INVDB, VMOVP) from N vCPUs, each waiting for completion by polling "
+       "GITS_CREADR; main metric: the operation's latency, completion wait included",
+       params(),
+       kDefaultMechanism,
+       Arch::Arm,
+       {"command_latency", "lock_wait", "completion_wait"}});
 }
 
 }  // namespace ipilab::workload

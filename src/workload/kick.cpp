@@ -8,7 +8,7 @@
 
 #include "common/error.h"
 #include "workload/builtin.h"
-#include "workload/run_common.h"
+#include "workload/builtin_parts.h"
 
 namespace ipilab::workload {
 namespace {
@@ -27,10 +27,7 @@ std::vector<ParamInfo> params() { return {info(kSender), info(kTarget), info(kVe
 class Kick final : public Workload {
  public:
   RunResult run(const RunSpec& spec) const override {
-    const int n = spec.vm.size();
-    const auto sender = static_cast<unsigned>(spec.params.get(kSender, kSender.def, n - 1));
-    const auto target = static_cast<unsigned>(spec.params.get(kTarget, kTarget.def, n - 1));
-    if (target == sender) throw InputError(spec.params.place("target"), fmt::format("target CPU {} is the sender", target));
+    const auto [sender, target] = sender_and_target(spec, kSender, kTarget);
     if (spec.vm.vcpus[target].initial_state != topology::VcpuState::Halted)
       throw InputError(spec.params.place("target"),
                        fmt::format("the kicked vCPU {} must idle in HLT (list it in vm.halted): a PV spinlock waiter "
@@ -43,35 +40,32 @@ class Kick final : public Workload {
     RunConfig cfg = run_config(spec, b);
     cfg.ipi_bodies = {HandlerBody{}};
     cfg.delivery_tags = 1;
-    cfg.programs.resize(static_cast<std::size_t>(n));
+    cfg.programs.resize(static_cast<std::size_t>(spec.vm.size()));
     cfg.programs[sender] = std::make_unique<LoopProgram>(
         std::vector<unsigned>{target},
         std::vector<Op>{Op::mark(), Op::ipi({}, static_cast<std::uint32_t>(spec.params.get(kVector)), 0, false, 0),
                         Op::wait_idle(static_cast<int>(target)), Op::compute(sim::from_ns(spec.params.get(kThink)))});
     RunOutput out = run_vm(cfg, b.pricer);
 
-    const double ppu = ps_per_unit(spec, unit);
-    std::vector<Metric> m;
-    m.push_back(make_metric("wake_latency", unit, "kick start on the sender -> first handler instruction on the halted target",
-                            std::move(out.delivery_by_tag[0]), ppu));
-    m.push_back(make_metric("send_cost", unit, "time inside the send hook on the sender (apic->send_IPI entry to return)",
-                            std::move(out.send_cost), ppu));
-    auto settings = b.mechanism->settings();
-    settings.emplace_back("target idle", "HLT (kicked)");
-    return assemble(spec, b, std::move(out), std::move(m), std::move(settings), spec.iterations);
+    MetricList m(spec, unit);
+    m.add("wake_latency", "kick start on the sender -> first handler instruction on the halted target",
+          std::move(out.delivery_by_tag[0]));
+    m.add("send_cost", "time inside the send hook on the sender (apic->send_IPI entry to return)",
+          std::move(out.send_cost));
+    return finish(spec, b, std::move(out), std::move(m), {{"target idle", "HLT (kicked)"}});
   }
 };
 
 }  // namespace
 
 WorkloadInfo describe_kick() {
-  WorkloadInfo w{"kick",
-                 "x86 PV spinlock kick: one IPI to a halted vCPU (hv_qlock_kick -> send_IPI); main metric: wake latency",
-                 with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<Kick>(); }};
-  w.metrics = {"wake_latency", "send_cost"};
-  w.validate = validator("kick", params(), std::string(kDefaultMechanism), Arch::X86);
-  w.default_mechanism = std::string(kDefaultMechanism);
-  return w;
+  return builtin_workload<Kick>(
+      {"kick",
+       "x86 PV spinlock kick: one IPI to a halted vCPU (hv_qlock_kick -> send_IPI); main metric: wake latency",
+       params(),
+       kDefaultMechanism,
+       Arch::X86,
+       {"wake_latency", "send_cost"}});
 }
 
 }  // namespace ipilab::workload

@@ -36,7 +36,7 @@
 
 #include "common/error.h"
 #include "workload/builtin.h"
-#include "workload/run_common.h"
+#include "workload/builtin_parts.h"
 #include "workload/counters.h"
 
 namespace ipilab::workload {
@@ -153,9 +153,7 @@ class KvmBench final : public Workload {
  public:
   RunResult run(const RunSpec& in) const override {
     const int n = in.vm.size();
-    const auto sender = static_cast<unsigned>(in.params.get(kSender, kSender.def, n - 1));
-    const auto target = static_cast<unsigned>(in.params.get(kTarget, kTarget.def, n - 1));
-    if (target == sender) throw InputError(in.params.place("target"), fmt::format("target CPU {} is the sender", target));
+    const auto [sender, target] = sender_and_target(in, kSender, kTarget);
     const std::string kase = in.params.get(kCase);
     const bool halted = in.vm.vcpus[target].initial_state == topology::VcpuState::Halted;
     const std::string unit = in.params.get(kUnit);
@@ -219,46 +217,38 @@ class KvmBench final : public Workload {
     // (mark to mark, one timed sample) ran `batch` of them, each one VM exit handled in KVM.
     if (kase == "cpuid-exit") out.counters[std::string(counters::vm_exits)] += out.measured_iterations * batch;
 
-    const double ppu = ps_per_unit(spec, unit);
-    std::vector<Metric> m;
-    m.push_back(make_metric("sample", unit,
-                            "(t1 - t0) / iterations of one timed batch, as ipilab measure kvm times it",
-                            std::move(p->samples), ppu));
+    MetricList m(spec, unit);
+    m.add("sample", "(t1 - t0) / iterations of one timed batch, as ipilab measure kvm times it", std::move(p->samples));
     if (kase != "cpuid-exit") {
-      m.push_back(make_metric("operation", unit,
-                              "send start -> the sender sees the flag (round trip) or the CSD release (call-single)",
-                              std::move(out.call), ppu));
-      m.push_back(make_metric("send_cost", unit, "inside the send path on the sender (entry to return to the guest)",
-                              std::move(out.send_cost), ppu));
-      m.push_back(make_metric("delivery_latency", unit, "send start -> first handler instruction on the target",
-                              std::move(out.delivery), ppu));
+      m.add("operation", "send start -> the sender sees the flag (round trip) or the CSD release (call-single)",
+            std::move(out.call));
+      m.add("send_cost", "inside the send path on the sender (entry to return to the guest)", std::move(out.send_cost));
+      m.add("delivery_latency", "send start -> first handler instruction on the target", std::move(out.delivery));
     }
-    auto settings = b.mechanism->settings();
-    settings.emplace_back("case", kase);
-    settings.emplace_back("target", halted ? fmt::format("halted (HLT), the sender idles {:.4g} us before each sample",
-                                                         gap.ns() / 1000.0)
-                                           : std::string("running (spins in guest code)"));
-    settings.emplace_back("timing", batch == 1 ? std::string("per iteration (one counter read per sample)")
-                                               : fmt::format("batches of {} iterations per counter read", batch));
+    Settings settings{{"case", kase},
+                      {"target", halted ? fmt::format("halted (HLT), the sender idles {:.4g} us before each sample",
+                                                      gap.ns() / 1000.0)
+                                        : std::string("running (spins in guest code)")},
+                      {"timing", batch == 1 ? std::string("per iteration (one counter read per sample)")
+                                            : fmt::format("batches of {} iterations per counter read", batch)}};
     if (kase != "cpuid-exit") settings.emplace_back("cache-line transfer", line_setting);
-    return assemble(spec, b, std::move(out), std::move(m), std::move(settings), spec.iterations);
+    return finish(spec, b, std::move(out), std::move(m), std::move(settings));
   }
 };
 
 }  // namespace
 
 WorkloadInfo describe_kvm_bench() {
-  WorkloadInfo w{"kvm_bench",
-                 "ipilab measure kvm's guest programs (IPI round trip, one-slot call-single, CPUID exit) with its "
-                 "timing; main metric: the timed sample per iteration",
-                 with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<KvmBench>(); }};
-  w.metrics = {"sample", "operation", "send_cost", "delivery_latency"};
-  w.cost_keys = {guest_counter_read,       guest_bench_loop,          guest_csd_queue,           guest_callback,
-                 guest_csd_unlock,         vm_exit_entry,             mem_cacheline_smt,         mem_cacheline_same_node,
-                 mem_cacheline_same_socket, mem_cacheline_cross_socket};
-  w.validate = validator("kvm_bench", params(), std::string(kDefaultMechanism), Arch::X86);
-  w.default_mechanism = std::string(kDefaultMechanism);
-  return w;
+  return builtin_workload<KvmBench>(
+      {"kvm_bench",
+       "ipilab measure kvm's guest programs (IPI round trip, one-slot call-single, CPUID exit) with its timing; main "
+       "metric: the timed sample per iteration",
+       params(),
+       kDefaultMechanism,
+       Arch::X86,
+       {"sample", "operation", "send_cost", "delivery_latency"},
+       {guest_counter_read, guest_bench_loop, guest_csd_queue, guest_callback, guest_csd_unlock, vm_exit_entry,
+        mem_cacheline_smt, mem_cacheline_same_node, mem_cacheline_same_socket, mem_cacheline_cross_socket}});
 }
 
 }  // namespace ipilab::workload

@@ -10,7 +10,7 @@
 
 #include "common/error.h"
 #include "workload/builtin.h"
-#include "workload/run_common.h"
+#include "workload/builtin_parts.h"
 
 namespace ipilab::workload {
 namespace {
@@ -63,34 +63,29 @@ class Multicast final : public Workload {
                                           addressing == "mask" ? Addressing::Mask : Addressing::MaskAllButSelf)});
     RunOutput out = run_vm(cfg, b.pricer);
 
-    const double ppu = ps_per_unit(spec, unit);
-    std::vector<Metric> m;
-    m.push_back(make_metric("completion", unit,
-                            "smp_call_function_many(wait=1): from the loop's start until every target released its CSD",
-                            std::move(out.iteration), ppu));
-    m.push_back(make_metric("send_cost", unit, "time inside the send hook on the sender (apic->send_IPI_mask entry to return)",
-                            std::move(out.send_cost), ppu));
-    m.push_back(make_metric("delivery_latency", unit, "send start -> first handler instruction on the last target",
-                            std::move(out.delivery), ppu));
-    auto settings = b.mechanism->settings();
-    settings.emplace_back("targets", std::to_string(count));
-    settings.emplace_back("addressing", addressing);
-    return assemble(spec, b, std::move(out), std::move(m), std::move(settings), spec.iterations);
+    MetricList m(spec, unit);
+    m.add("completion", "smp_call_function_many(wait=1): from the loop's start until every target released its CSD",
+          std::move(out.iteration));
+    m.add("send_cost", "time inside the send hook on the sender (apic->send_IPI_mask entry to return)",
+          std::move(out.send_cost));
+    m.add("delivery_latency", "send start -> first handler instruction on the last target", std::move(out.delivery));
+    return finish(spec, b, std::move(out), std::move(m),
+                  {{"targets", std::to_string(count)}, {"addressing", addressing}});
   }
 };
 
 }  // namespace
 
 WorkloadInfo describe_multicast() {
-  WorkloadInfo w{"multicast",
-                 "x86 one-to-many IPI (smp_call_function_many, e.g. a TLB shootdown): mask vs Ex vs native vs PV; main "
-                 "metric: time until every target acknowledged",
-                 with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<Multicast>(); }};
-  w.metrics = {"completion", "send_cost", "delivery_latency"};
-  w.cost_keys = {guest_bench_loop, guest_tlb_flush_handler, guest_callback};
-  w.validate = validator("multicast", params(), std::string(kDefaultMechanism), Arch::X86);
-  w.default_mechanism = std::string(kDefaultMechanism);
-  return w;
+  return builtin_workload<Multicast>(
+      {"multicast",
+       "x86 one-to-many IPI (smp_call_function_many, e.g. a TLB shootdown): mask vs Ex vs native vs PV; main metric: "
+       "time until every target acknowledged",
+       params(),
+       kDefaultMechanism,
+       Arch::X86,
+       {"completion", "send_cost", "delivery_latency"},
+       {guest_bench_loop, guest_tlb_flush_handler, guest_callback}});
 }
 
 }  // namespace ipilab::workload

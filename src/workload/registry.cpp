@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/registry.h"
 #include "common/suggest.h"
 #include "workload/builtin.h"
 #include "workload/workload.h"
@@ -25,15 +26,10 @@ const std::vector<WorkloadInfo>& registry() {
 
 }  // namespace
 
-std::vector<const WorkloadInfo*> list_workloads() {
-  std::vector<const WorkloadInfo*> out;
-  for (const auto& w : registry()) out.push_back(&w);
-  return out;
-}
+std::vector<const WorkloadInfo*> list_workloads() { return entries_of(registry()); }
 
 const WorkloadInfo& find_workload(std::string_view name, std::string_view place) {
-  for (const auto& w : registry())
-    if (w.name == name) return w;
+  if (const WorkloadInfo* w = entry_named(registry(), name)) return *w;
   std::string names;
   for (const auto& w : registry()) names += (names.empty() ? "" : ", ") + w.name;
   throw InputError(std::string(place), fmt::format("unknown workload \"{}\"{} (known: {})", name,

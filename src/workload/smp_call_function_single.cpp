@@ -7,11 +7,8 @@
 // The target has no program: it rests in its VM state (halted: woken by the IPI, then HLT again;
 // running: interrupted). Its handler reads the CSD (a line the sender wrote), runs the callback
 // (guest.callback), csd_unlock, EOI and interrupt exit (vm_run.h).
-#include <fmt/format.h>
-
-#include "common/error.h"
 #include "workload/builtin.h"
-#include "workload/run_common.h"
+#include "workload/builtin_parts.h"
 
 namespace ipilab::workload {
 namespace {
@@ -31,11 +28,7 @@ std::vector<ParamInfo> params() {
 class SmpCallFunctionSingle final : public Workload {
  public:
   RunResult run(const RunSpec& spec) const override {
-    const int n = spec.vm.size();
-    const auto sender = static_cast<unsigned>(spec.params.get(kSender, kSender.def, n - 1));
-    const auto target = static_cast<unsigned>(spec.params.get(kTarget, kTarget.def, n - 1));
-    if (target == sender)
-      throw InputError(spec.params.place("target"), fmt::format("target CPU {} is the sender", target));
+    const auto [sender, target] = sender_and_target(spec, kSender, kTarget);
     const std::string unit = spec.params.get(kUnit);
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::X86, "smp_call_function_single");
@@ -45,41 +38,38 @@ class SmpCallFunctionSingle final : public Workload {
     cfg.polling = polling_policy(spec);
     cfg.compute_steps = {b.pricer.step("sender", "benchmark loop (rdtsc, loop control)", guest_bench_loop)};
     cfg.csd_functions = {{{b.pricer.step("target", "the called function", guest_callback)}, false}};
-    cfg.programs.resize(static_cast<std::size_t>(n));
+    cfg.programs.resize(static_cast<std::size_t>(spec.vm.size()));
     cfg.programs[sender] = std::make_unique<LoopProgram>(
         std::vector<unsigned>{target},
         std::vector<Op>{Op::mark(), Op::compute_step(0),
                         Op::call({}, static_cast<std::uint32_t>(spec.params.get(kVector)), 0, true, Addressing::One)});
     RunOutput out = run_vm(cfg, b.pricer);
 
-    const double ppu = ps_per_unit(spec, unit);
-    std::vector<Metric> m;
-    m.push_back(make_metric(unit == "cycles" ? "cycles_per_iteration" : "ns_per_iteration", unit,
-                            "one smp_call_function_single(wait=1) iteration on the sender: queue the CSD, send the IPI, "
-                            "spin until the target released the CSD",
-                            std::move(out.iteration), ppu));
-    m.push_back(make_metric("send_cost", unit, "time inside the send hook on the sender (apic->send_IPI entry to return)",
-                            std::move(out.send_cost), ppu));
-    m.push_back(make_metric("delivery_latency", unit, "send start -> first handler instruction on the target",
-                            std::move(out.delivery), ppu));
-    auto settings = b.mechanism->settings();
-    settings.emplace_back("target idle", std::string(topology::vcpu_state_name(spec.vm.vcpus[target].initial_state)));
-    return assemble(spec, b, std::move(out), std::move(m), std::move(settings), spec.iterations);
+    MetricList m(spec, unit);
+    m.add(unit == "cycles" ? "cycles_per_iteration" : "ns_per_iteration",
+          "one smp_call_function_single(wait=1) iteration on the sender: queue the CSD, send the IPI, spin until the "
+          "target released the CSD",
+          std::move(out.iteration));
+    m.add("send_cost", "time inside the send hook on the sender (apic->send_IPI entry to return)",
+          std::move(out.send_cost));
+    m.add("delivery_latency", "send start -> first handler instruction on the target", std::move(out.delivery));
+    return finish(spec, b, std::move(out), std::move(m),
+                  {{"target idle", std::string(topology::vcpu_state_name(spec.vm.vcpus[target].initial_state))}});
   }
 };
 
 }  // namespace
 
 WorkloadInfo describe_smp_call_function_single() {
-  WorkloadInfo w{"smp_call_function_single",
-                 "x86 guest loop of smp_call_function_single(wait=1) from one vCPU to another (seed 000's benchmark); "
-                 "main metric: cycles per iteration",
-                 with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<SmpCallFunctionSingle>(); }};
-  w.metrics = {"cycles_per_iteration", "ns_per_iteration", "send_cost", "delivery_latency"};
-  w.cost_keys = {guest_bench_loop, guest_callback};
-  w.validate = validator("smp_call_function_single", params(), std::string(kDefaultMechanism), Arch::X86);
-  w.default_mechanism = std::string(kDefaultMechanism);
-  return w;
+  return builtin_workload<SmpCallFunctionSingle>(
+      {"smp_call_function_single",
+       "x86 guest loop of smp_call_function_single(wait=1) from one vCPU to another (seed 000's benchmark); main "
+       "metric: cycles per iteration",
+       params(),
+       kDefaultMechanism,
+       Arch::X86,
+       {"cycles_per_iteration", "ns_per_iteration", "send_cost", "delivery_latency"},
+       {guest_bench_loop, guest_callback}});
 }
 
 }  // namespace ipilab::workload

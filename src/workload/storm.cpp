@@ -15,7 +15,7 @@
 
 #include "common/error.h"
 #include "workload/builtin.h"
-#include "workload/run_common.h"
+#include "workload/builtin_parts.h"
 
 namespace ipilab::workload {
 namespace {
@@ -148,46 +148,44 @@ class Storm final : public Workload {
     }
     RunOutput out = run_vm(cfg, b.pricer);
 
-    const double ppu = ps_per_unit(spec, unit);
+    MetricList m(spec, unit);
     sim::Histogram per_sender;
     for (const auto& [mean, count] : out.per_sender_call)
       if (count) per_sender.record(static_cast<std::int64_t>(std::llround(mean)));
-    std::vector<Metric> m;
     if (wait)
-      m.push_back(make_metric("call_latency", unit,
-                              call ? "one smp_call_function_*(wait=1) on a sender: queue the CSDs, send, spin until every "
-                                     "target released its CSD"
-                                   : "one IPI round trip per sender: send, spin until every target's handler set the flag",
-                              std::move(out.call), ppu));
-    m.push_back(make_metric("send_cost", unit, "time inside the send hook on a sender", std::move(out.send_cost), ppu));
-    m.push_back(make_metric("delivery_latency", unit, "send start -> first handler instruction of the call's last target",
-                            std::move(out.delivery), ppu));
+      m.add("call_latency",
+            call
+                ? "one smp_call_function_*(wait=1) on a sender: queue the CSDs, send, spin until every target released "
+                  "its CSD"
+                : "one IPI round trip per sender: send, spin until every target's handler set the flag",
+            std::move(out.call));
+    m.add("send_cost", "time inside the send hook on a sender", std::move(out.send_cost));
+    m.add("delivery_latency", "send start -> first handler instruction of the call's last target",
+          std::move(out.delivery));
     if (wait)
-      m.push_back(make_metric("sender_mean_latency", unit, "each sender's mean call latency (one sample per sender)",
-                              std::move(per_sender), ppu));
-    auto settings = b.mechanism->settings();
-    settings.emplace_back("senders", std::to_string(senders));
-    settings.emplace_back("targets", tset == "partner" ? fmt::format("partner (+{})", offset) : tset);
-    settings.emplace_back("send", fmt::format("{}{}", send, wait ? ", wait" : ", no wait"));
+      m.add("sender_mean_latency", "each sender's mean call latency (one sample per sender)", std::move(per_sender));
+    Settings settings{{"senders", std::to_string(senders)},
+                      {"targets", tset == "partner" ? fmt::format("partner (+{})", offset) : tset},
+                      {"send", fmt::format("{}{}", send, wait ? ", wait" : ", no wait")}};
     if (call && max_targets == 1) settings.emplace_back("polling", spec.params.get(kPollingParam));
     settings.emplace_back("think", think.v == 0 ? std::string("back to back")
                                                 : fmt::format("{} ns ({})", spec.params.get(kThink), spec.params.get(kArr)));
-    return assemble(spec, b, std::move(out), std::move(m), std::move(settings), spec.iterations);
+    return finish(spec, b, std::move(out), std::move(m), std::move(settings));
   }
 };
 
 }  // namespace
 
 WorkloadInfo describe_storm() {
-  WorkloadInfo w{"storm",
-                 "many senders at once (ipistorm, TLB-shootdown storms): every sender's calls or IPIs contend for the "
-                 "targets' queues, the hypervisor and the ITSs; main metric: call latency",
-                 with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<Storm>(); }};
-  w.metrics = {"call_latency", "send_cost", "delivery_latency", "sender_mean_latency"};
-  w.cost_keys = {guest_tlb_flush_handler, guest_callback};
-  w.validate = validator("storm", params(), std::string(kDefaultMechanism), std::nullopt);
-  w.default_mechanism = std::string(kDefaultMechanism);
-  return w;
+  return builtin_workload<Storm>(
+      {"storm",
+       "many senders at once (ipistorm, TLB-shootdown storms): every sender's calls or IPIs contend for the targets' "
+       "queues, the hypervisor and the ITSs; main metric: call latency",
+       params(),
+       kDefaultMechanism,
+       std::nullopt,
+       {"call_latency", "send_cost", "delivery_latency", "sender_mean_latency"},
+       {guest_tlb_flush_handler, guest_callback}});
 }
 
 }  // namespace ipilab::workload

@@ -12,7 +12,7 @@
 
 #include "common/error.h"
 #include "workload/builtin.h"
-#include "workload/run_common.h"
+#include "workload/builtin_parts.h"
 
 namespace ipilab::workload {
 namespace {
@@ -64,33 +64,28 @@ class Wakeup final : public Workload {
       cfg.programs[static_cast<std::size_t>(i + pairs)] = std::make_unique<Side>(false, i, work, vector);
     }
     RunOutput out = run_vm(cfg, b.pricer);
-    const double ppu = ps_per_unit(spec, unit);
-    std::vector<Metric> m;
-    m.push_back(make_metric("wake_latency", unit, "try_to_wake_up on one vCPU -> the woken task runs on the other",
-                            std::move(out.wake), ppu));
-    m.push_back(make_metric("round_trip", unit, "one producer iteration: work, wake the consumer, be woken back",
-                            std::move(out.iteration), ppu));
-    m.push_back(make_metric("send_cost", unit, "time inside the send hook, for the wake-ups that sent an IPI",
-                            std::move(out.send_cost), ppu));
-    auto settings = b.mechanism->settings();
-    settings.emplace_back("pairs", std::to_string(pairs));
-    settings.emplace_back("polling", spec.params.get(kPollingParam));
-    settings.emplace_back("work", fmt::format("{} ns", spec.params.get(kWork)));
-    return assemble(spec, b, std::move(out), std::move(m), std::move(settings), spec.iterations);
+    MetricList m(spec, unit);
+    m.add("wake_latency", "try_to_wake_up on one vCPU -> the woken task runs on the other", std::move(out.wake));
+    m.add("round_trip", "one producer iteration: work, wake the consumer, be woken back", std::move(out.iteration));
+    m.add("send_cost", "time inside the send hook, for the wake-ups that sent an IPI", std::move(out.send_cost));
+    return finish(spec, b, std::move(out), std::move(m),
+                  {{"pairs", std::to_string(pairs)},
+                   {"polling", spec.params.get(kPollingParam)},
+                   {"work", fmt::format("{} ns", spec.params.get(kWork))}});
   }
 };
 
 }  // namespace
 
 WorkloadInfo describe_wakeup() {
-  WorkloadInfo w{"wakeup",
-                 "producer/consumer pairs waking each other (remote wake-ups through the call-single queue); main "
-                 "metric: wake latency",
-                 with_mechanism(params(), kDefaultMechanism), [] { return std::make_unique<Wakeup>(); }};
-  w.metrics = {"wake_latency", "round_trip", "send_cost"};
-  w.validate = validator("wakeup", params(), std::string(kDefaultMechanism), std::nullopt);
-  w.default_mechanism = std::string(kDefaultMechanism);
-  return w;
+  return builtin_workload<Wakeup>(
+      {"wakeup",
+       "producer/consumer pairs waking each other (remote wake-ups through the call-single queue); main metric: wake "
+       "latency",
+       params(),
+       kDefaultMechanism,
+       std::nullopt,
+       {"wake_latency", "round_trip", "send_cost"}});
 }
 
 }  // namespace ipilab::workload

@@ -36,4 +36,18 @@ struct VmGic {
 /// `targets`, one per cluster of 16 vCPUs.
 std::vector<std::pair<std::size_t, std::size_t>> sgi1r_writes(std::span<const unsigned> targets);
 
+/// What every Arm mechanism keeps: the host and VM it sends on, the run's pricer, and the target-side
+/// steps (arrival()) its constructor fills in.
+class ArmMechanism : public Mechanism {
+ public:
+  explicit ArmMechanism(MechanismContext& ctx) : host_(&ctx.host), vm_(&ctx.vm), pricer_(&ctx.pricer) {}
+  const ArrivalSteps& arrival() const override { return arrival_; }
+
+ protected:
+  const topology::Host* host_;
+  const topology::Vm* vm_;
+  Pricer* pricer_;
+  ArrivalSteps arrival_;
+};
+
 }  // namespace ipilab::workload

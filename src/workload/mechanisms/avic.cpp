@@ -20,34 +20,20 @@ namespace ipilab::workload {
 using namespace cost::keys;
 
 std::vector<cost::CostKey> avic_cost_keys() {
-  std::vector<cost::CostKey> k{guest_ipi_path_call, guest_cpumask_word, vm_exit_entry, avic_icr_write, avic_doorbell,
-                               avic_incomplete_ipi, x2apic_icr_dest_per_target};
-  for (auto t : x86_target_cost_keys()) k.push_back(t);
-  return k;
+  return joined({guest_ipi_path_call, guest_cpumask_word, vm_exit_entry, avic_icr_write, avic_doorbell,
+                 avic_incomplete_ipi, x2apic_icr_dest_per_target},
+                x86_target_cost_keys());
 }
 
 MechanismInfo describe_avic() {
-  return {"avic",
-          Arch::X86,
-          "AMD AVIC, xAPIC guest: a fixed ICR write causes no exit, the CPU rings a running target's doorbell; a target "
-          "not running costs the sender an AVIC_INCOMPLETE_IPI exit",
-          [] {
-            auto v = x86_send_params(false);
-            v.push_back(xapic_driver_param());
-            for (auto& p : x86_target_params_posted()) v.push_back(std::move(p));
-            return v;
-          }(),
-          [] {
-            auto k = avic_cost_keys();
-            k.push_back(xapic_icr_write_exit);
-            return k;
-          }(),
-          [](MechanismContext& ctx) {
-            X86SendOptions o;
-            o.xapic = true;
-            o.avic = true;
-            return std::make_unique<X86NativeMechanism>(ctx, "avic", x86::X2apicMode::Physical, false, o);
-          }};
+  return {
+      "avic",
+      Arch::X86,
+      "AMD AVIC, xAPIC guest: a fixed ICR write causes no exit, the CPU rings a running target's doorbell; a target "
+      "not running costs the sender an AVIC_INCOMPLETE_IPI exit",
+      x86_mechanism_params(false, {xapic_driver_param()}, true),
+      joined(avic_cost_keys(), {xapic_icr_write_exit}),
+      x86_native_make("avic", x86::X2apicMode::Physical, false, {.xapic = true, .avic = true})};
 }
 
 }  // namespace ipilab::workload

@@ -24,9 +24,9 @@ namespace {
 using namespace cost::keys;
 constexpr std::string_view kSender = "sender";
 
-class EmulatedSgi final : public Mechanism {
+class EmulatedSgi final : public ArmMechanism {
  public:
-  explicit EmulatedSgi(MechanismContext& ctx) : host_(&ctx.host), vm_(&ctx.vm), pricer_(&ctx.pricer) {
+  explicit EmulatedSgi(MechanismContext& ctx) : ArmMechanism(ctx) {
     Pricer& pr = *pricer_;
     arrival_.running = {pr.step("target", "kicked: exit, vgic_flush_lr_state writes the LR, re-entry", gic_kick_exit, 1, Lane::TargetHv)};
     arrival_.halted = {pr.step("target", "WFI: kvm_vcpu_kick wakes the blocked vCPU", vcpu_halt_wakeup, 1, Lane::TargetHv)};
@@ -53,17 +53,9 @@ class EmulatedSgi final : public Mechanism {
     return p;
   }
 
-  const ArrivalSteps& arrival() const override { return arrival_; }
-
   std::vector<std::pair<std::string, std::string>> settings() const override {
     return {{"mechanism", "gicv3-emulated-sgi"}, {"SGI delivery", "trapped, list registers (vgic-v3), kick to running targets"}};
   }
-
- private:
-  const topology::Host* host_;
-  const topology::Vm* vm_;
-  Pricer* pricer_;
-  ArrivalSteps arrival_;
 };
 
 }  // namespace

@@ -43,9 +43,9 @@ const ChoiceParam kItsWait{"its_wait", "linear", kWaits,
                            "v5.2-rc4 and stable 4.19.60 / 5.1.19) or offsets (before: spins to the 1 s timeout when CREADR "
                            "wrapped past the batch); matters when ITS commands are sent (workload its_commands)"};
 
-class Vsgi final : public Mechanism, public ItsCommandHost {
+class Vsgi final : public ArmMechanism, public ItsCommandHost {
  public:
-  explicit Vsgi(MechanismContext& ctx) : host_(&ctx.host), vm_(&ctx.vm), pricer_(&ctx.pricer) {
+  explicit Vsgi(MechanismContext& ctx) : ArmMechanism(ctx) {
     pol_name_ = ctx.params.get(kFind41);
     wait_name_ = ctx.params.get(kItsWait);
     policy_ = pol_name_ == "pre-seed" ? gic::Find41Policy::PreSeed : gic::Find41Policy::PostSeed;
@@ -95,8 +95,6 @@ class Vsgi final : public Mechanism, public ItsCommandHost {
     }
     return p;
   }
-
-  const ArrivalSteps& arrival() const override { return arrival_; }
 
   std::vector<std::pair<std::string, std::string>> settings() const override {
     std::vector<std::pair<std::string, std::string>> s{{"mechanism", "gicv4.1-vsgi"}, {"find_4_1_its", pol_name_}};
@@ -170,14 +168,10 @@ class Vsgi final : public Mechanism, public ItsCommandHost {
   gic::ItsChoice choice(unsigned cpu) const { return gic_->driver->choose_sgir_its(vm_->pcpu_of(static_cast<int>(cpu)), policy_); }
 
  private:
-  const topology::Host* host_;
-  const topology::Vm* vm_;
-  Pricer* pricer_;
   std::string pol_name_, wait_name_;
   gic::Find41Policy policy_;
   std::unique_ptr<VmGic> gic_;
   std::unique_ptr<ItsCommandModel> commands_;
-  ArrivalSteps arrival_;
 };
 
 }  // namespace

@@ -19,17 +19,8 @@ MechanismInfo describe_ipiv() {
           "Intel IPI virtualisation (KVM enable_ipiv, Linux 5.19): an eligible x2APIC ICR write causes no exit, the "
           "CPU posts into the target's PID; shorthand or logical writes are APIC-write exits",
           x86_mechanism_params(false),
-          [] {
-            auto k = x86_icr_cost_keys();
-            k.push_back(ipiv_icr_write);
-            k.push_back(ipiv_pid_post);
-            return k;
-          }(),
-          [](MechanismContext& ctx) {
-            X86SendOptions o;
-            o.ipiv = true;
-            return std::make_unique<X86NativeMechanism>(ctx, "ipiv", x86::X2apicMode::Physical, false, o);
-          }};
+          joined(x86_icr_cost_keys(), {ipiv_icr_write, ipiv_pid_post}),
+          x86_native_make("ipiv", x86::X2apicMode::Physical, false, {.ipiv = true})};
 }
 
 }  // namespace ipilab::workload

@@ -30,12 +30,7 @@ MechanismInfo describe_kvm_pv() {
             v.push_back(info(kPvTlbFlush));
             return v;
           }(),
-          [] {
-            auto k = x86_icr_cost_keys();
-            for (auto x : kvm_pv_cost_keys()) k.push_back(x);
-            k.push_back(cost::keys::x2apic_icr_write_fastpath);
-            return k;
-          }(),
+          joined(joined(x86_icr_cost_keys(), kvm_pv_cost_keys()), {cost::keys::x2apic_icr_write_fastpath}),
           [](MechanismContext& ctx) {
             X86SendOptions o;
             o.pv_tlb_flush = ctx.params.get(kPvTlbFlush);

@@ -18,9 +18,9 @@ namespace {
 using namespace cost::keys;
 constexpr std::string_view kSender = "sender";
 
-class NativeGicv3 final : public Mechanism {
+class NativeGicv3 final : public ArmMechanism {
  public:
-  explicit NativeGicv3(MechanismContext& ctx) : host_(&ctx.host), vm_(&ctx.vm), pricer_(&ctx.pricer) {
+  explicit NativeGicv3(MechanismContext& ctx) : ArmMechanism(ctx) {
     Pricer& pr = *pricer_;
     arrival_.native = true;
     arrival_.halted = {pr.step("target", "leave WFI (the idle state's exit latency)", cpu_idle_exit, 1, Lane::Guest)};
@@ -44,17 +44,9 @@ class NativeGicv3 final : public Mechanism {
     return p;
   }
 
-  const ArrivalSteps& arrival() const override { return arrival_; }
-
   std::vector<std::pair<std::string, std::string>> settings() const override {
     return {{"mechanism", "native-gicv3"}, {"SGI delivery", "bare metal: ICC_SGI1R_EL1 writes, one per 16-CPU Aff1 group"}};
   }
-
- private:
-  const topology::Host* host_;
-  const topology::Vm* vm_;
-  Pricer* pricer_;
-  ArrivalSteps arrival_;
 };
 
 }  // namespace

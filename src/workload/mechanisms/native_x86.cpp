@@ -18,11 +18,7 @@ MechanismInfo describe_native_x86() {
           "HLT/MWAIT (cpu.idle_exit)",
           x86_send_params(false),
           {guest_ipi_path_call, guest_cpumask_word, x2apic_native_icr_write, cpu_idle_exit},
-          [](MechanismContext& ctx) {
-            X86SendOptions o;
-            o.native = true;
-            return std::make_unique<X86NativeMechanism>(ctx, "native-x86", x86::X2apicMode::Physical, false, o);
-          }};
+          x86_native_make("native-x86", x86::X2apicMode::Physical, false, {.native = true})};
 }
 
 }  // namespace ipilab::workload

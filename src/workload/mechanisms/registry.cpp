@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/registry.h"
 #include "workload/mechanism.h"
 #include "workload/mechanisms/builtin.h"
 
@@ -62,15 +63,10 @@ std::uint32_t vector_of(Arch arch, IpiKind kind, std::string_view place) {
   throw InputError(std::string(place), "an IPI of a kind only a trace reports (timer-broadcast, other, unknown) has no vector to send");
 }
 
-std::vector<const MechanismInfo*> list_mechanisms() {
-  std::vector<const MechanismInfo*> out;
-  for (const auto& m : registry()) out.push_back(&m);
-  return out;
-}
+std::vector<const MechanismInfo*> list_mechanisms() { return entries_of(registry()); }
 
 const MechanismInfo& find_mechanism(std::string_view name, std::string_view place) {
-  for (const auto& m : registry())
-    if (m.name == name) return m;
+  if (const MechanismInfo* m = entry_named(registry(), name)) return *m;
   throw InputError(std::string(place), fmt::format("unknown mechanism \"{}\" (known: {})", name, names()));
 }
 

@@ -11,14 +11,8 @@ MechanismInfo describe_x2apic_cluster() {
           Arch::X86,
           "Linux x2APIC cluster mode (x2apic_cluster.c): one ICR write (one VM exit) per cluster of 16 APIC IDs",
           x86_mechanism_params(true),
-          [] {
-            auto k = x86_icr_cost_keys();
-            k.push_back(cost::keys::x2apic_icr_write_fastpath);
-            return k;
-          }(),
-          [](MechanismContext& ctx) {
-            return std::make_unique<X86NativeMechanism>(ctx, "x2apic-cluster", x86::X2apicMode::Cluster, false);
-          }};
+          joined(x86_icr_cost_keys(), {cost::keys::x2apic_icr_write_fastpath}),
+          x86_native_make("x2apic-cluster", x86::X2apicMode::Cluster, false)};
 }
 
 }  // namespace ipilab::workload

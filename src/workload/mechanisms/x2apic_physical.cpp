@@ -10,14 +10,8 @@ MechanismInfo describe_x2apic_physical() {
           Arch::X86,
           "Linux x2APIC physical mode (x2apic_phys.c): one ICR write, hence one VM exit, per destination",
           x86_mechanism_params(true),
-          [] {
-            auto k = x86_icr_cost_keys();
-            k.push_back(cost::keys::x2apic_icr_write_fastpath);
-            return k;
-          }(),
-          [](MechanismContext& ctx) {
-            return std::make_unique<X86NativeMechanism>(ctx, "x2apic-physical", x86::X2apicMode::Physical, false);
-          }};
+          joined(x86_icr_cost_keys(), {cost::keys::x2apic_icr_write_fastpath}),
+          x86_native_make("x2apic-physical", x86::X2apicMode::Physical, false)};
 }
 
 }  // namespace ipilab::workload

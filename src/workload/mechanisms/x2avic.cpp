@@ -29,19 +29,11 @@ const IntParam kMaxId{"max_physical_id", 0x1FF, 0xFE, 0xFFFFF,
 MechanismInfo describe_x2avic() {
   return {"x2avic",
           Arch::X86,
-          "AMD x2AVIC (Zen 4, Linux 6.0), x2APIC physical guest: a fixed ICR write causes no exit unless a target is not "
+          "AMD x2AVIC (Zen 4, Linux 6.0), x2APIC physical guest: a fixed ICR write causes no exit unless a target is "
+          "not "
           "running (AVIC_INCOMPLETE_IPI); APIC IDs above max_physical_id inhibit it",
-          [] {
-            auto v = x86_send_params(false);
-            v.push_back(info(kMaxId));
-            for (auto& p : x86_target_params_posted()) v.push_back(std::move(p));
-            return v;
-          }(),
-          [] {
-            auto k = avic_cost_keys();
-            k.push_back(x2apic_icr_write_exit);
-            return k;
-          }(),
+          x86_mechanism_params(false, {info(kMaxId)}, true),
+          joined(avic_cost_keys(), {x2apic_icr_write_exit}),
           [](MechanismContext& ctx) {
             X86SendOptions o;
             const auto max_id = static_cast<std::int64_t>(ctx.params.get(kMaxId));

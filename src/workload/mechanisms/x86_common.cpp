@@ -239,13 +239,24 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
 }
 
 std::vector<cost::CostKey> x86_icr_cost_keys() {
-  std::vector<cost::CostKey> k{guest_ipi_path_call, guest_cpumask_word, vm_exit_entry, x2apic_icr_write_exit,
-                               x2apic_icr_dest_per_target, vcpu_kick_blocked};
-  for (auto t : x86_target_cost_keys()) k.push_back(t);
-  return k;
+  return joined({guest_ipi_path_call, guest_cpumask_word, vm_exit_entry, x2apic_icr_write_exit,
+                 x2apic_icr_dest_per_target, vcpu_kick_blocked},
+                x86_target_cost_keys());
 }
 
 std::vector<cost::CostKey> kvm_pv_cost_keys() { return {kvm_pv_send_ipi_call, kvm_pv_send_ipi_per_dest}; }
+
+std::vector<cost::CostKey> joined(std::vector<cost::CostKey> keys, const std::vector<cost::CostKey>& more) {
+  keys.insert(keys.end(), more.begin(), more.end());
+  return keys;
+}
+
+std::function<std::unique_ptr<Mechanism>(MechanismContext&)> x86_native_make(std::string name, x86::X2apicMode mode,
+                                                                             bool pv, X86SendOptions options) {
+  return [name = std::move(name), mode, pv, options](MechanismContext& ctx) -> std::unique_ptr<Mechanism> {
+    return std::make_unique<X86NativeMechanism>(ctx, name, mode, pv, options);
+  };
+}
 
 X86NativeMechanism::X86NativeMechanism(MechanismContext& ctx, std::string name, x86::X2apicMode mode, bool pv,
                                        X86SendOptions options)

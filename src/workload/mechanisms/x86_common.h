@@ -57,13 +57,13 @@ struct X86SendOptions {
   /// KVM inhibited APICv/AVIC for the VM (e.g. APICV_INHIBIT_REASON_PHYSICAL_ID_TOO_BIG): no posted
   /// interrupts, every ICR write exits; `inhibit_reason` says why (a note of the run).
   bool inhibited = false;
-  std::string inhibit_reason;
+  std::string inhibit_reason = {};
   /// KVM PV TLB flush (kvm-pv's pv_tlb_flush): Mechanism::pv_tlb_flush.
   bool pv_tlb_flush = false;
   /// Per guest CPU: its thread sleeps in kvm_vcpu_block when it idles (state halted, no host or
   /// guest halt-polling), so an exit that delivers to it also wakes that thread on the sender's pCPU
   /// (vcpu.kick_blocked per destination). Empty: no destination is blocked (Hyper-V's own host).
-  std::vector<bool> blocked;
+  std::vector<bool> blocked = {};
 };
 
 /// The `blocked` set of X86SendOptions: the vCPUs whose idle state is halted, when neither KVM's
@@ -111,6 +111,14 @@ x86::XapicDriver read_xapic_driver(const Params& params, std::uint32_t n);
 std::vector<ParamInfo> x86_send_params(bool fastpath);
 /// What an x86 mechanism declares: x86_send_params(fastpath) followed by x86_target_params().
 std::vector<ParamInfo> x86_mechanism_params(bool fastpath);
+/// The same with the mechanism's `own` parameters between the two, the target side's without `apicv`
+/// when `posted` (x86_target_params_posted: AVIC, x2AVIC).
+std::vector<ParamInfo> x86_mechanism_params(bool fastpath, std::vector<ParamInfo> own, bool posted);
+/// `keys` followed by `more`: a mechanism's cost keys on top of a shared list.
+std::vector<cost::CostKey> joined(std::vector<cost::CostKey> keys, const std::vector<cost::CostKey>& more);
+/// The make function of an X86NativeMechanism whose options do not depend on the [workload] table.
+std::function<std::unique_ptr<Mechanism>(MechanismContext&)> x86_native_make(std::string name, x86::X2apicMode mode,
+                                                                             bool pv, X86SendOptions options = {});
 /// Reads them into the guest's configuration and the options (icr_fastpath unless ipiv, native,
 /// xapic or avic).
 void read_x86_send_params(const Params& params, x86::LinuxKvmGuestConfig& cfg, X86SendOptions& options);

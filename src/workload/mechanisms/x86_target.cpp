@@ -91,9 +91,12 @@ std::vector<ParamInfo> x86_target_params() {
           info(kGuestPollShrink), info(kGuestPollAllowShrink)};
 }
 
-std::vector<ParamInfo> x86_mechanism_params(bool fastpath) {
+std::vector<ParamInfo> x86_mechanism_params(bool fastpath) { return x86_mechanism_params(fastpath, {}, false); }
+
+std::vector<ParamInfo> x86_mechanism_params(bool fastpath, std::vector<ParamInfo> own, bool posted) {
   std::vector<ParamInfo> v = x86_send_params(fastpath);
-  for (auto& p : x86_target_params()) v.push_back(std::move(p));
+  for (auto& p : own) v.push_back(std::move(p));
+  for (auto& p : posted ? x86_target_params_posted() : x86_target_params()) v.push_back(std::move(p));
   return v;
 }
 

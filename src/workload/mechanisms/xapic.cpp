@@ -20,23 +20,11 @@ MechanismInfo describe_xapic() {
           Arch::X86,
           "Linux xAPIC guest (apic_flat / apic_physflat as Linux picks them): MMIO ICR2 + ICR writes, the ICR write an "
           "APIC-write exit (APICv) or three MMIO exits (apicv = false)",
-          [] {
-            auto v = x86_send_params(false);
-            v.push_back(xapic_driver_param());
-            for (auto& p : x86_target_params()) v.push_back(std::move(p));
-            return v;
-          }(),
-          [] {
-            std::vector<cost::CostKey> k{guest_ipi_path_call, guest_cpumask_word, vm_exit_entry, xapic_icr_write_exit,
-                                         xapic_mmio_exit, x2apic_icr_dest_per_target};
-            for (auto t : x86_target_cost_keys()) k.push_back(t);
-            return k;
-          }(),
-          [](MechanismContext& ctx) {
-            X86SendOptions o;
-            o.xapic = true;
-            return std::make_unique<X86NativeMechanism>(ctx, "xapic", x86::X2apicMode::Physical, false, o);
-          }};
+          x86_mechanism_params(false, {xapic_driver_param()}, false),
+          joined({guest_ipi_path_call, guest_cpumask_word, vm_exit_entry, xapic_icr_write_exit, xapic_mmio_exit,
+                  x2apic_icr_dest_per_target},
+                 x86_target_cost_keys()),
+          x86_native_make("xapic", x86::X2apicMode::Physical, false, {.xapic = true})};
 }
 
 }  // namespace ipilab::workload
