@@ -58,7 +58,10 @@ std::string metric_table(const Propagation& u, std::size_t mi) {
         row[2] = fmt::format("{} [{} - {}]", signed_fixed(d.point, df), signed_fixed(d.interval.lo, df), signed_fixed(d.interval.hi, df));
         row[3] = fmt::format("{} [{} - {}]", rf::format_percent(d.point_pct), rf::format_percent(d.interval_pct.lo),
                              rf::format_percent(d.interval_pct.hi));
-        row[4] = d.interval.spans_zero() ? "the change may not matter here" : "";
+        // Exactly zero in every draw: the variants compute the same thing (the metric does not
+        // depend on what differs between them), which is no change rather than an uncertain one.
+        const bool none = d.point == 0 && d.interval.lo == 0 && d.interval.hi == 0;
+        row[4] = none ? "no change in any draw" : d.interval.spans_zero() ? "the change may not matter here" : "";
       }
     t.add(std::move(row));
   }
