@@ -1,6 +1,7 @@
 // The messages for refused command lines (see parse_errors.h).
 #include "cli/parse_errors.h"
 
+#include <charconv>
 #include <regex>
 #include <vector>
 
@@ -108,6 +109,14 @@ std::string extras_reason(const CLI::App& root, const CLI::App& cmd, const std::
                      extras.size() > 1 ? fmt::format(" ({} words left over)", extras.size()) : "");
 }
 
+/// A range bound as CLI11 prints it ("86400.000000") in its shortest form ("86400"); other text as is.
+std::string tidy_bound(const std::string& s) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size() || s.find('.') == std::string::npos) return s;
+  return fmt::format("{}", v);
+}
+
 /// CLI11's text with its wording made ours where it is vague; one line.
 std::string reworded(const CLI::App& cmd, std::string what) {
   for (char& c : what)
@@ -123,7 +132,7 @@ std::string reworded(const CLI::App& cmd, std::string what) {
                               : type.rfind("INT", 0) == 0 ? number::Kind::Signed
                                                           : number::Kind::Unsigned;
     if (const std::string p = number::problem(m[2].str(), kind); !p.empty()) return fmt::format("{}: {}", m[1].str(), p);
-    return fmt::format("{}: {} is outside the range {} to {}", m[1].str(), m[2].str(), m[3].str(), m[4].str());
+    return fmt::format("{}: {} is outside the range {} to {}", m[1].str(), m[2].str(), tidy_bound(m[3].str()), tidy_bound(m[4].str()));
   }
   // "--vcpus excludes --vps"
   static const std::regex excludes(R"(^(\S+) excludes (\S+)$)");

@@ -52,8 +52,15 @@ std::string whole_problem(std::string_view text, Kind kind) {
                              std::numeric_limits<std::int64_t>::max());
   if (end != digits.data() + digits.size()) {
     const std::string_view rest(end, static_cast<std::size_t>(digits.data() + digits.size() - end));
-    if (!rest.empty() && (rest[0] == '.' || rest[0] == 'e' || rest[0] == 'E'))
+    if (!rest.empty() && (rest[0] == '.' || rest[0] == 'e' || rest[0] == 'E')) {
+      // "1e3" or "100.0": a whole value written as a real number; name it in digits.
+      double r = 0;
+      const auto [rend, rec] = std::from_chars(text.data(), text.data() + text.size(), r);
+      if (rec == std::errc{} && rend == text.data() + text.size() && std::isfinite(r) && r == std::floor(r) && std::fabs(r) < 9.2e18 &&
+          !(kind == Kind::Unsigned && r < 0))
+        return fmt::format("not a whole number as written: {} (write it in digits: {})", text, static_cast<std::int64_t>(r));
       return fmt::format("not a whole number: {}", text);
+    }
     return fmt::format("'{}' has characters after the number: '{}'", text, rest);
   }
   return {};

@@ -65,10 +65,10 @@ std::string format_calibration(const Calibration& c) {
   s += "\n" + t.render("  ");
   if (!c.loo_possible)
     s += rf::wrap("  leave-one-out: ",
-                  fmt::format("none possible. {} values and {} figures: without any one figure the values are underdetermined, so this "
-                              "fit reproduces its figures and predicts none of them. Add published figures (or fit fewer values) "
-                              "to get predictions.",
-                              c.values.size(), c.figures.size()),
+                  fmt::format("none possible. {} value{} and {} figure{}: without any one figure the values are underdetermined, so "
+                              "this fit reproduces its figures and predicts none of them. Add published figures (or fit fewer "
+                              "values) to get predictions.",
+                              c.values.size(), c.values.size() == 1 ? "" : "s", c.figures.size(), c.figures.size() == 1 ? "" : "s"),
                   "    ");
   else
     s += fmt::format("  leave-one-out: each figure predicted by the fit to the others (error against the {} value)\n", c.measured ? "measured" : "published");

@@ -80,7 +80,10 @@ refused_exactly "ipilab measure kvm" "--budget: not a finite number: nan" measur
 refused_exactly "ipilab measure kvm" "--budget: not a finite number: -inf" measure kvm --budget -inf
 refused_exactly "ipilab measure kvm" "--halt-gap-us: '3us' has characters after the number: 'us'" measure kvm --halt-gap-us 3us
 refused_exactly "ipilab run" "--iterations: not a whole number: abc" run --iterations abc
-refused_exactly "ipilab run" "--iterations: not a whole number: 1e3" run --iterations 1e3
+refused_exactly "ipilab run" "--iterations: not a whole number as written: 1e3 (write it in digits: 1000)" run --iterations 1e3
+refused_exactly "ipilab run" "--iterations: not a whole number: 2.5" run --iterations 2.5
+# A real-valued range is printed as its bounds are written, not as CLI11's "%f" (0.000000 to 86400.000000).
+refused_exactly "ipilab measure kvm" "--budget: -1 is outside the range 0 to 86400" measure kvm --budget -1
 refused_exactly "ipilab run" "--iterations: '12x' has characters after the number: 'x'" run --iterations 12x
 refused_exactly "ipilab run" "--seed: 99999999999999999999 exceeds the largest whole number 18446744073709551615" \
   run --seed 99999999999999999999

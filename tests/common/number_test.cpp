@@ -30,6 +30,9 @@ TEST(NumberProblem, WholeNumbersSayWhatIsWrong) {
   EXPECT_EQ(problem("-1", Kind::Unsigned), "-1 is negative: a whole number (0 or more) is expected");
   EXPECT_EQ(problem("abc", Kind::Unsigned), "not a whole number: abc");
   EXPECT_EQ(problem("1.5", Kind::Unsigned), "not a whole number: 1.5");
+  EXPECT_EQ(problem("1e3", Kind::Unsigned), "not a whole number as written: 1e3 (write it in digits: 1000)");
+  EXPECT_EQ(problem("100.0", Kind::Signed), "not a whole number as written: 100.0 (write it in digits: 100)");
+  EXPECT_EQ(problem("1e400", Kind::Unsigned), "not a whole number: 1e400");
   EXPECT_EQ(problem("nan", Kind::Unsigned), "not a finite number: nan");
   EXPECT_EQ(problem("12x", Kind::Unsigned), "'12x' has characters after the number: 'x'");
   EXPECT_EQ(problem("-9223372036854775808", Kind::Signed), "");
