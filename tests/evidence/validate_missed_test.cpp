@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "figure_errors.h"
 
 namespace ipilab::evidence {
 namespace {
@@ -28,14 +29,7 @@ tolerance = 0.5
 tolerance_reason = "the estimate's class default range"
 )";
 
-std::string reason_of(const std::string& text) {
-  try {
-    parse_figures(text, "f.toml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::parse_refusal;
 
 TEST(MissedFigure, ParsedWithItsToleranceAndReason) {
   const auto f = parse_figures(kMissed + "reason = \"gic.vgic_mmio_trap decides it\"\n", "f.toml");
@@ -47,10 +41,10 @@ TEST(MissedFigure, ParsedWithItsToleranceAndReason) {
 }
 
 TEST(MissedFigure, RefusedWithoutReasonOrTolerance) {
-  EXPECT_NE(reason_of(kMissed).find("reason: missing"), std::string::npos) << reason_of(kMissed);
+  EXPECT_NE(parse_refusal(kMissed).find("reason: missing"), std::string::npos) << parse_refusal(kMissed);
   std::string no_tol = kMissed;
   no_tol.replace(no_tol.find("tolerance = 0.5\n"), 16, "");
-  EXPECT_NE(reason_of(no_tol + "reason = \"r\"\n").find("tolerance"), std::string::npos);
+  EXPECT_NE(parse_refusal(no_tol + "reason = \"r\"\n").find("tolerance"), std::string::npos);
 }
 
 FigureResult row(FigureKind k, bool within) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "figure_errors.h"
 
 namespace ipilab::evidence {
 namespace {
@@ -23,14 +24,7 @@ variant = "after"
 metric = "round_trip"
 )";
 
-std::string reason_of(const std::string& text) {
-  try {
-    parse_figures(text, "f.toml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::parse_refusal;
 
 TEST(RelativeFigure, ParsedWithItsBaseAndPointTolerance) {
   const auto f = parse_figures(kHead + "value = -3\nunit = \"%\"\nrelative_to = \"before\"\ntolerance_points = 0.5\n"
@@ -61,16 +55,16 @@ TEST(RelativeFigure, ChangeInPercentAndPointTolerance) {
 
 TEST(RelativeFigure, Refusals) {
   const std::string ok_tail = "tolerance_reason = \"r\"\n";
-  EXPECT_NE(reason_of(kHead + "value = -3\nunit = \"ns\"\nrelative_to = \"before\"\ntolerance_points = 0.5\n" + ok_tail)
+  EXPECT_NE(parse_refusal(kHead + "value = -3\nunit = \"ns\"\nrelative_to = \"before\"\ntolerance_points = 0.5\n" + ok_tail)
                 .find("unit = \"%\""),
             std::string::npos);
-  EXPECT_NE(reason_of(kHead + "value = -3\nunit = \"%\"\nrelative_to = \"before\"\ntolerance = 0.1\n" + ok_tail).find("tolerance_points"),
+  EXPECT_NE(parse_refusal(kHead + "value = -3\nunit = \"%\"\nrelative_to = \"before\"\ntolerance = 0.1\n" + ok_tail).find("tolerance_points"),
             std::string::npos);
-  EXPECT_NE(reason_of(kHead + "value = -3\nunit = \"%\"\nrelative_to = \"after\"\ntolerance_points = 0.5\n" + ok_tail).find("relative_to"),
+  EXPECT_NE(parse_refusal(kHead + "value = -3\nunit = \"%\"\nrelative_to = \"after\"\ntolerance_points = 0.5\n" + ok_tail).find("relative_to"),
             std::string::npos);
-  EXPECT_NE(reason_of(kHead + "value = 100\nunit = \"ns\"\ntolerance = 0.1\ntolerance_points = 0.5\n" + ok_tail).find("only for a relative figure"),
+  EXPECT_NE(parse_refusal(kHead + "value = 100\nunit = \"ns\"\ntolerance = 0.1\ntolerance_points = 0.5\n" + ok_tail).find("only for a relative figure"),
             std::string::npos);
-  EXPECT_NE(reason_of(kHead + "value = -3\nunit = \"%\"\nrelative_to = \"before\"\n" + ok_tail).find("tolerance_points: missing"),
+  EXPECT_NE(parse_refusal(kHead + "value = -3\nunit = \"%\"\nrelative_to = \"before\"\n" + ok_tail).find("tolerance_points: missing"),
             std::string::npos);
 }
 

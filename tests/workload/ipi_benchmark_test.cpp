@@ -17,19 +17,6 @@ namespace {
 
 using testing::make_setup;
 
-void fix_costs(cost::Profile& p, const std::map<std::string, double>& ns) {
-  std::set<std::string> keys;
-  for (const auto* m : list_mechanisms())
-    if (m->arch == Arch::X86)
-      for (const auto& k : m->cost_keys) keys.emplace(k.name);
-  for (const auto& k : find_workload("ipi_benchmark", "test").cost_keys) keys.emplace(k.name);
-  for (const auto& k : core_cost_keys()) keys.emplace(k.name);
-  for (const std::string& k : keys) {
-    const auto it = ns.find(k);
-    p.set(k, it == ns.end() ? 0.0 : it->second, cost::Unit::Ns, 0, "test");
-  }
-}
-
 const std::map<std::string, double> kNs = {
     {"guest.ipi_bench_dry_run", 25}, {"guest.clock_read", 45},         {"guest.cpumask_word", 1},
     {"guest.ipi_path_call", 5},      {"vm.exit_entry", 400},           {"x2apic.icr_write_exit", 200},
@@ -40,7 +27,7 @@ constexpr double kLine = 48;  // skylake-2s-40c: same_node_ns
 
 double round_trip(const std::string& toml, int vcpus = 2) {
   auto s = make_setup("skylake-2s-40c", "kvm-skylake-pv-ipi.toml", {0, 1}, vcpus, {}, toml, {}, 400);
-  fix_costs(s.spec.profile, kNs);
+  testing::fix_x86_costs(s.spec.profile, "ipi_benchmark", kNs);
   const RunResult r = testing::run(s, "ipi_benchmark");
   for (const auto& m : r.metrics)
     if (m.name == "round_trip") return m.summary.mean;

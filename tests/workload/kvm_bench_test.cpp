@@ -17,21 +17,7 @@ namespace {
 
 using testing::make_setup;
 
-// Every key kvm_bench, its mechanisms and the core read is fixed: the listed ones to these ns, the
-// rest to 0.
-void fix_costs(cost::Profile& p, const std::map<std::string, double>& ns) {
-  std::set<std::string> keys;
-  for (const auto* m : list_mechanisms())
-    if (m->arch == Arch::X86)
-      for (const auto& k : m->cost_keys) keys.emplace(k.name);
-  for (const auto& k : find_workload("kvm_bench", "test").cost_keys) keys.emplace(k.name);
-  for (const auto& k : core_cost_keys()) keys.emplace(k.name);
-  for (const std::string& k : keys) {
-    const auto it = ns.find(k);
-    p.set(k, it == ns.end() ? 0.0 : it->second, cost::Unit::Ns, 0, "test");
-  }
-}
-
+// The costs fixed for these tests (testing::fix_x86_costs sets every other key to 0).
 const std::map<std::string, double> kNs = {
     {"guest.counter_read", 1000}, {"guest.bench_loop", 10},          {"guest.ipi_path_call", 5},
     {"vm.exit_entry", 400},       {"x2apic.icr_write_exit", 200},    {"x2apic.icr_dest_per_target", 100},
@@ -43,7 +29,7 @@ const std::map<std::string, double> kNs = {
 RunResult bench(const std::string& toml, bool halted, std::uint64_t iterations = 400) {
   auto s = make_setup("skylake-2s-40c", "kvm-skylake-pv-ipi.toml", {0, 1}, 2, halted ? std::vector<int>{1} : std::vector<int>{},
                       toml, {}, iterations);
-  fix_costs(s.spec.profile, kNs);
+  testing::fix_x86_costs(s.spec.profile, "kvm_bench", kNs);
   return testing::run(s, "kvm_bench");
 }
 

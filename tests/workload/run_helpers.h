@@ -1,11 +1,15 @@
 // Test helpers: build a RunSpec from a preset, a shipped profile and a [workload] TOML snippet.
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "topology/presets.h"
 #include "topology/toml_read.h"
+#include "workload/mechanism.h"
+#include "workload/vm_run.h"
 #include "workload/workload.h"
 
 namespace ipilab::workload::testing {
@@ -38,6 +42,21 @@ inline Setup make_setup(const std::string& preset, const std::string& profile, c
 inline RunResult run(Setup& s, const std::string& workload) {
   s.spec.host = &s.host;
   return find_workload(workload, "test").make()->run(s.spec);
+}
+
+/// Every cost key that `workload`, the x86 mechanisms and the core read is fixed: the listed ones
+/// to these ns, the rest to 0.
+inline void fix_x86_costs(cost::Profile& p, const std::string& workload, const std::map<std::string, double>& ns) {
+  std::set<std::string> keys;
+  for (const auto* m : list_mechanisms())
+    if (m->arch == Arch::X86)
+      for (const auto& k : m->cost_keys) keys.emplace(k.name);
+  for (const auto& k : find_workload(workload, "test").cost_keys) keys.emplace(k.name);
+  for (const auto& k : core_cost_keys()) keys.emplace(k.name);
+  for (const std::string& k : keys) {
+    const auto it = ns.find(k);
+    p.set(k, it == ns.end() ? 0.0 : it->second, cost::Unit::Ns, 0, "test");
+  }
 }
 
 }  // namespace ipilab::workload::testing
