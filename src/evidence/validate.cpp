@@ -92,7 +92,7 @@ Figure read_figure(const toml::table& t, const std::string& file, std::size_t i)
     if (!tol || !(*tol >= 0) || *tol > 1) r.fail("tolerance", "missing or not in [0, 1]: a predicted figure states its relative tolerance");
     f.tolerance = *tol;
   }
-  if (f.kind == FigureKind::Predicted || f.kind == FigureKind::Missed) {
+  if (has_tolerance(f.kind)) {
     f.tolerance_reason = r.opt_string("tolerance_reason").value_or("");
     if (f.tolerance_reason.empty()) r.fail("tolerance_reason", "missing: say why the tolerance is that wide (the source's precision or spread)");
   }
@@ -170,7 +170,7 @@ void run_scenario(const std::string& name, std::vector<FigureResult*>& rows, con
   // The intervals: draws of the variants with a predicted figure only (the fitted ones need none).
   scenario::RunOverrides pov;
   for (const auto* r : rows)
-    if ((r->figure.kind == FigureKind::Predicted || r->figure.kind == FigureKind::Missed) && r->figure.relative_to.empty())
+    if (has_tolerance(r->figure.kind) && r->figure.relative_to.empty())
       need(pov.variants, r->figure.variant);
   std::optional<Propagation> prop;
   if (!pov.variants.empty() && opt.draws >= 2) {
@@ -204,7 +204,7 @@ void run_scenario(const std::string& name, std::vector<FigureResult*>& rows, con
     row->model = got;
     if (!f.relative_to.empty()) row->error = got - f.value;
     else row->error = f.value != 0 ? (got - f.value) / f.value : 0.0;
-    if (f.kind == FigureKind::Predicted || f.kind == FigureKind::Missed) {
+    if (has_tolerance(f.kind)) {
       row->within = within_tolerance(f, got);
       if (prop && f.stat == "mean" && f.relative_to.empty())
         for (const auto& pv : prop->variants)

@@ -42,6 +42,8 @@ namespace ipilab::evidence {
 /// models it (`reason` says why).
 enum class FigureKind { Fitted, Predicted, Missed, NotModelled };
 std::string_view kind_name(FigureKind k);
+/// Predicted and missed figures are held against a tolerance stated before the model ran.
+inline bool has_tolerance(FigureKind k) { return k == FigureKind::Predicted || k == FigureKind::Missed; }
 
 struct Figure {
   std::string id, profile, figure, unit, source, scenario, variant, metric, stat = "mean";

@@ -80,7 +80,7 @@ std::string format_validation(const Validation& v) {
         mark = (r.within ? "✓ within tolerance" : "✗ outside tolerance") + std::string(mark.empty() ? "" : "; ") + mark;
       if (f.kind == FigureKind::Missed)
         mark = (r.within ? "now WITHIN tolerance: make it predicted" : "✗ MISSED (known)") + std::string(mark.empty() ? "" : "; ") + mark;
-      const bool toleranced = f.kind == FigureKind::Predicted || f.kind == FigureKind::Missed;
+      const bool toleranced = has_tolerance(f.kind);
       if (!f.relative_to.empty()) {  // a change between two variants, in %; error and tolerance in points
         if (mark.find("interval") == std::string::npos) mark += "; no interval for a change between variants";
         t.add({f.id, std::string(kind_name(f.kind)), fmt::format("{} / {} vs {} / {}", f.scenario, f.variant, f.relative_to, f.metric),
@@ -147,7 +147,7 @@ ojson validation_json(const Validation& v) {
       j["error"] = r.error;
       if (f.kind == FigureKind::Fitted) j["fitted_into"] = f.fitted_into;
       if (f.kind == FigureKind::Missed) j["reason"] = f.reason;
-      if (f.kind == FigureKind::Predicted || f.kind == FigureKind::Missed) {
+      if (has_tolerance(f.kind)) {
         j[f.relative_to.empty() ? "tolerance" : "tolerance_points"] = f.tolerance;
         j["tolerance_reason"] = f.tolerance_reason;
         j["within"] = r.within;

@@ -3,8 +3,9 @@
 // The ring buffer is the one `trace record` uses (record.h: its own tracefs instance, default
 // "ipilab-live", the same events enabled, removed on exit, also on SIGINT/SIGTERM, and on errors).
 // Every 100 ms the raw pages of each CPU are read (tracefs_cpu_read); each event is printed by
-// libtraceevent as `trace-cmd report -t` prints it, held back kHoldBackNs so that lines of all
-// CPUs come in time order, and fed to the text parser (text_reader.h) and through it to `sink`:
+// libtraceevent as `trace-cmd report -t` prints it, held back until every CPU's buffer has been
+// drained past it (the round after it was read), so that lines of all CPUs come in time order
+// however slow the reader is, and fed to the text parser (text_reader.h) and through it to `sink`:
 // the same parser and analysis as `ipilab trace FILE` on that text, so the counts at the end are
 // those of the file read afterwards. With `save`, the raw pages are also kept and written as a
 // trace.dat v6 (dat_writer.h) under a temporary name renamed over `save` at the end.
@@ -28,10 +29,6 @@ struct LiveOptions {
   unsigned buffer_kb = 0;         ///< per-CPU buffer size in KiB; 0 = leave as is
   double interval_s = 1.0;        ///< how often `tick` is called
 };
-
-/// Lines of different CPUs are put in time order after this long (the pages of all CPUs are read
-/// within a few ms of each other, every 100 ms).
-inline constexpr std::uint64_t kLiveHoldBackNs = 250'000'000;
 
 struct LiveResult {
   RecordResult record;  ///< events, lost, cpus, seconds, missing events

@@ -415,17 +415,27 @@ class Child {
   pid_t pid_ = -1;
 };
 
-// Moves the new lines into `held` and sorts it by time; returns how many of its first lines are
-// `hold_back` older than the newest (all of them with `all`): those no CPU can still precede.
-std::size_t lines_in_order(Recorder& rec, std::vector<Line>& held, std::uint64_t hold_back, bool all) {
+// Moves the new lines into `held` and sorts it by time.
+void sort_held(Recorder& rec, std::vector<Line>& held) {
   for (auto& l : rec.batch) held.push_back(std::move(l));
   rec.batch.clear();
   std::stable_sort(held.begin(), held.end(), [](const Line& a, const Line& b) { return a.ts < b.ts; });
+}
+
+// How many of the first lines of sorted `held` are at or before `bound`.
+std::size_t lines_up_to(const std::vector<Line>& held, std::uint64_t bound) {
+  std::size_t n = 0;
+  while (n < held.size() && held[n].ts <= bound) ++n;
+  return n;
+}
+
+// Moves the new lines into `held` and sorts it by time; returns how many of its first lines are
+// `hold_back` older than the newest (all of them with `all`): those no CPU can still precede.
+std::size_t lines_in_order(Recorder& rec, std::vector<Line>& held, std::uint64_t hold_back, bool all) {
+  sort_held(rec, held);
   if (all) return held.size();
   const std::uint64_t newest = held.empty() ? 0 : held.back().ts;
-  std::size_t n = 0;
-  while (n < held.size() && held[n].ts + hold_back <= newest) ++n;
-  return n;
+  return newest < hold_back ? 0 : lines_up_to(held, newest - hold_back);
 }
 
 // Where the events go: the raw pages of each CPU (trace.dat), or `trace-cmd report -t` lines
@@ -573,9 +583,10 @@ namespace ipilab::trace {
 
 namespace {
 
-// The lines of every CPU in time order, `kLiveHoldBackNs` behind the newest (all at the end).
-void feed_held(Recorder& rec, std::vector<Line>& held, TextTraceParser& parser, bool all) {
-  const std::size_t n = lines_in_order(rec, held, kLiveHoldBackNs, all);
+// Feeds the parser, in time order, the held lines at or before `bound` (all of them with `all`).
+void feed_held(Recorder& rec, std::vector<Line>& held, TextTraceParser& parser, std::uint64_t bound, bool all) {
+  sort_held(rec, held);
+  const std::size_t n = all ? held.size() : lines_up_to(held, bound);
   for (std::size_t i = 0; i < n; ++i) {
     std::string_view text = held[i].text;
     if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
@@ -630,10 +641,17 @@ LiveResult live_trace(const LiveOptions& opt, EventSink& sink, const std::functi
   const auto start = std::chrono::steady_clock::now();
   tracefs_trace_on(buffer.inst());
   double next_tick = opt.interval_s > 0 ? opt.interval_s : 1.0;
+  // Each round drains every CPU's buffer, so once a round is over no CPU can still hold an event
+  // older than one read in an earlier round: those lines are released, in time order. (Holding
+  // lines back a fixed time behind the newest event was not enough: when decoding is slow a round
+  // takes longer than that, and the CPUs read first get newer events before the next round.)
+  std::uint64_t read_before = 0;  // the newest timestamp read before this round
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const std::uint64_t bound = read_before;
     pages.read_all(false);
-    feed_held(rec, held, parser, false);
+    for (const Line& l : rec.batch) read_before = std::max(read_before, l.ts);
+    feed_held(rec, held, parser, bound, false);
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const bool over = (opt.duration_s > 0 && elapsed >= opt.duration_s) || g_stop;
     if (over) break;
@@ -644,7 +662,7 @@ LiveResult live_trace(const LiveOptions& opt, EventSink& sink, const std::functi
   }
   tracefs_trace_off(buffer.inst());
   pages.flush_all();
-  feed_held(rec, held, parser, true);
+  feed_held(rec, held, parser, 0, true);
   parser.finish();
   result.events = pages.events;
   result.lost = pages.lost;
