@@ -3,6 +3,8 @@
 // subcommands and prints.
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/hv_options.h"
@@ -21,6 +23,28 @@ CLI::App* add_with_long_help(CLI::App& parent, const std::string& name, const st
   return cmd;
 }
 
+// A version list an option can ask for ('--kvm list'): the option and the list's text.
+template <class Options>
+struct VersionList {
+  std::string Options::*option;
+  std::string (*text)();
+};
+
+// One tool of `hv`: `add_options` registers its options; run, it prints the first version list an
+// option asked for, else the tool's result.
+template <class Options, class Run>
+void add_tool(CLI::App& hv, const std::string& name, const std::string& summary, const std::string& help,
+              void (*add_options)(CLI::App&, Options&), std::vector<VersionList<Options>> lists, Run run) {
+  auto* cmd = add_with_long_help(hv, name, summary, help);
+  auto options = std::make_shared<Options>();
+  add_options(*cmd, *options);
+  cmd->callback([options, lists = std::move(lists), run] {
+    for (const auto& l : lists)
+      if (printed_list((*options).*l.option, l.text)) return;
+    print_result(run(*options), options->json);
+  });
+}
+
 }  // namespace
 
 void add_hv_command(CLI::App& root) {
@@ -29,26 +53,15 @@ void add_hv_command(CLI::App& root) {
             "modelled KVM host per KVM version (call)");
   hv->require_subcommand(1);
 
-  auto* call = add_with_long_help(
-      *hv, "call", "One hypercall against a modelled KVM (or Xen) host: the HV_STATUS and who receives",
-      hv::tool::call_help());
-  auto call_options = std::make_shared<hv::tool::CallOptions>();
-  add_call_options(*call, *call_options);
-  call->callback([call_options] {
-    if (printed_list(call_options->kvm, hv::tool::kvm_list_text)) return;
-    print_result(hv::tool::run_call(*call_options), call_options->json);
-  });
-
-  auto* send = add_with_long_help(
-      *hv, "send", "One Linux guest IPI send on Hyper-V enlightenments, as a given kernel version does it",
-      hv::tool::send_help());
-  auto send_options = std::make_shared<hv::tool::SendOptions>();
-  add_send_options(*send, *send_options);
-  send->callback([send_options] {
-    if (printed_list(send_options->linux_version, hv::tool::linux_list_text)) return;
-    if (printed_list(send_options->kvm, hv::tool::kvm_list_text)) return;
-    print_result(hv::tool::run_send(*send_options), send_options->json);
-  });
+  using hv::tool::CallOptions;
+  using hv::tool::SendOptions;
+  add_tool<CallOptions>(*hv, "call", "One hypercall against a modelled KVM (or Xen) host: the HV_STATUS and who receives",
+                        hv::tool::call_help(), add_call_options, {{&CallOptions::kvm, hv::tool::kvm_list_text}},
+                        hv::tool::run_call);
+  add_tool<SendOptions>(*hv, "send", "One Linux guest IPI send on Hyper-V enlightenments, as a given kernel version does it",
+                        hv::tool::send_help(), add_send_options,
+                        {{&SendOptions::linux_version, hv::tool::linux_list_text}, {&SendOptions::kvm, hv::tool::kvm_list_text}},
+                        hv::tool::run_send);
 }
 
 }  // namespace ipilab::cli

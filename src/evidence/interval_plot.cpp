@@ -100,24 +100,14 @@ IntervalScript interval_script(const scenario::ScenarioResult& r, const Propagat
 
 std::vector<fs::path> render_interval_plots(const std::vector<scenario::ScenarioResult>& rs, const std::vector<const Propagation*>& p,
                                             const std::string& requested, output::OutputSet& outs) {
-  scenario::check_plot_path(requested);
-  scenario::require_gnuplot();
-  const output::ImageFormat format = output::image_format_of(requested, "--plot");
-  const auto finals = scenario::plot_paths(rs, requested);
-  std::vector<fs::path> done;
-  output::TempDir tmp("ipilab-intervals");
-  for (std::size_t i = 0; i < rs.size(); ++i) {
-    if (!p[i] || p[i]->variants.empty()) continue;
-    const fs::path data = tmp.file(fmt::format("intervals-{}.tsv", i));
-    output::AtomicFile& image = outs.add(finals[i], "--plot");
-    output::render(image, format, tmp, "--plot", [&](const std::string& image_file) {
-      const IntervalScript s = interval_script(rs[i], *p[i], data.string(), image_file, format == output::ImageFormat::Png);
-      tmp.write(data.filename().string(), s.data);
-      return s.script;
-    });
-    done.push_back(finals[i]);
-  }
-  return done;
+  return scenario::render_each(
+      rs, requested, "ipilab-intervals", "intervals", ".tsv",
+      [&](std::size_t i) { return p[i] && !p[i]->variants.empty(); },
+      [&](std::size_t i, const std::string& data_file, const std::string& image_file, bool png) {
+        IntervalScript s = interval_script(rs[i], *p[i], data_file, image_file, png);
+        return scenario::ImageText{std::move(s.script), std::move(s.data)};
+      },
+      outs);
 }
 
 }  // namespace ipilab::evidence

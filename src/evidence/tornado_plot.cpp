@@ -81,25 +81,14 @@ TornadoScript tornado_script(const scenario::ScenarioResult& r, const Sensitivit
 std::vector<fs::path> render_tornados(const std::vector<scenario::ScenarioResult>& rs,
                                       const std::vector<const Sensitivity*>& s, const std::string& requested,
                                       output::OutputSet& outs, const std::vector<const Propagation*>& p) {
-  scenario::check_plot_path(requested);
-  scenario::require_gnuplot();
-  const output::ImageFormat format = output::image_format_of(requested, "--plot");
-  const auto finals = scenario::plot_paths(rs, requested);
-  std::vector<fs::path> done;
-  output::TempDir tmp("ipilab-tornado");
-  for (std::size_t i = 0; i < rs.size(); ++i) {
-    if (!s[i] || s[i]->variants.empty()) continue;
-    const fs::path data = tmp.file(fmt::format("tornado-{}.tsv", i));
-    output::AtomicFile& image = outs.add(finals[i], "--plot");
-    output::render(image, format, tmp, "--plot", [&](const std::string& image_file) {
-      const TornadoScript ts = tornado_script(rs[i], *s[i], data.string(), image_file, format == output::ImageFormat::Png,
-                                              i < p.size() ? p[i] : nullptr);
-      tmp.write(data.filename().string(), ts.data);
-      return ts.script;
-    });
-    done.push_back(finals[i]);
-  }
-  return done;
+  return scenario::render_each(
+      rs, requested, "ipilab-tornado", "tornado", ".tsv",
+      [&](std::size_t i) { return s[i] && !s[i]->variants.empty(); },
+      [&](std::size_t i, const std::string& data_file, const std::string& image_file, bool png) {
+        TornadoScript ts = tornado_script(rs[i], *s[i], data_file, image_file, png, i < p.size() ? p[i] : nullptr);
+        return scenario::ImageText{std::move(ts.script), std::move(ts.data)};
+      },
+      outs);
 }
 
 }  // namespace ipilab::evidence

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.h"
 #include "common/error.h"
 #include "gic/bits.h"
 
@@ -17,16 +18,14 @@ std::uint64_t table_page_bytes(TablePageSize size) {
   return 0;
 }
 
-std::string_view table_page_name(TablePageSize size) {
-  switch (size) {
-    case TablePageSize::K4: return "4K";
-    case TablePageSize::K16: return "16K";
-    case TablePageSize::K64: return "64K";
-    case TablePageSize::Reserved: return "reserved";
-  }
-  return "?";
-}
+constexpr EnumName<TablePageSize> kTablePageNames[] = {
+    {TablePageSize::K4, "4K"},
+    {TablePageSize::K16, "16K"},
+    {TablePageSize::K64, "64K"},
+    {TablePageSize::Reserved, "reserved"},
+};
 
+std::string_view table_page_name(TablePageSize size) { return name_of(kTablePageNames, size); }
 std::uint64_t encode_gits_baser(const GitsBaser& b) {
   constexpr std::string_view reg = "GITS_BASER";
   if (b.other != 0) throw InputError("GITS_BASER.other", "every bit of GITS_BASER<n> is a field");

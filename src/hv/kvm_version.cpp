@@ -3,6 +3,8 @@
 
 #include <array>
 
+#include "common/enum_names.h"
+
 namespace ipilab::hv {
 namespace {
 
@@ -48,15 +50,10 @@ KvmBehaviour kvm_behaviour(KvmVersion v) noexcept {
 
 std::span<const KvmVersionInfo> kvm_versions() noexcept { return kVersions; }
 
-std::string_view kvm_version_name(KvmVersion v) noexcept {
-  for (const auto& i : kVersions)
-    if (i.version == v) return i.name;
-  return "?";
-}
+std::string_view kvm_version_name(KvmVersion v) noexcept { return name_by<&KvmVersionInfo::version>(kVersions, v); }
 
 std::optional<KvmVersion> kvm_version_from_name(std::string_view name) noexcept {
-  for (const auto& i : kVersions)
-    if (i.name == name) return i.version;
+  if (const auto v = key_named<&KvmVersionInfo::version>(kVersions, name)) return v;
   if (name == "v5.17") return KvmVersion::kV5_16;
   if (name == "v6.14") return KvmVersion::kMainline;
   return std::nullopt;

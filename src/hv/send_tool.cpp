@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "common/error.h"
+#include "common/enum_names.h"
 #include "common/hex.h"
 #include "common/le.h"
 #include "hv/cpulist.h"
@@ -57,18 +58,16 @@ std::string option_of(const std::string& place) {
   return place;
 }
 
-std::string_view hv_entry(SendHook h) {
-  switch (h) {
-    case SendHook::kSendIpi: return "hv_send_ipi";
-    case SendHook::kSendIpiMask: return "hv_send_ipi_mask";
-    case SendHook::kSendIpiMaskAllButSelf: return "hv_send_ipi_mask_allbutself";
-    case SendHook::kSendIpiAllButSelf: return "hv_send_ipi_allbutself";
-    case SendHook::kSendIpiAll: return "hv_send_ipi_all";
-    case SendHook::kSendIpiSelf: return "hv_send_ipi_self";
-  }
-  return "?";
-}
+constexpr EnumName<SendHook> kHvEntries[] = {
+    {SendHook::kSendIpi, "hv_send_ipi"},
+    {SendHook::kSendIpiMask, "hv_send_ipi_mask"},
+    {SendHook::kSendIpiMaskAllButSelf, "hv_send_ipi_mask_allbutself"},
+    {SendHook::kSendIpiAllButSelf, "hv_send_ipi_allbutself"},
+    {SendHook::kSendIpiAll, "hv_send_ipi_all"},
+    {SendHook::kSendIpiSelf, "hv_send_ipi_self"},
+};
 
+std::string_view hv_entry(SendHook h) { return name_of(kHvEntries, h); }
 std::string call_text(const SendCase& c) {
   const std::string v = fmt::format("vector {:#x}", c.vector);
   switch (c.hook) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/enum_names.h"
 #include "cost/profile.h"
 #include "scenario/catalog.h"
 #include "scenario/runner.h"
@@ -102,19 +103,17 @@ const std::vector<FitStep>& fit_plan() {
   return plan;
 }
 
-const char* to_string(Role r) {
-  switch (r) {
-    case Role::Primitive: return "primitive";
-    case Role::Fitted: return "fitted";
-    case Role::Predicted: return "predicted";
-    case Role::NotCovered: return "not covered";
-    case Role::Unavailable: return "unavailable";
-    case Role::Failed: return "failed";
-    case Role::NotMeasured: return "not measured";
-  }
-  return "?";
-}
+constexpr EnumName<Role> kRoleNames[] = {
+    {Role::Primitive, "primitive"},
+    {Role::Fitted, "fitted"},
+    {Role::Predicted, "predicted"},
+    {Role::NotCovered, "not covered"},
+    {Role::Unavailable, "unavailable"},
+    {Role::Failed, "failed"},
+    {Role::NotMeasured, "not measured"},
+};
 
+const char* to_string(Role r) { return name_of(kRoleNames, r).data(); }
 namespace {
 
 // The secant search of one fit step: the key's value (ns, as written) for which the scenario's

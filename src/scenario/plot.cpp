@@ -36,22 +36,47 @@ std::vector<fs::path> plot_paths(const std::vector<ScenarioResult>& rs, const fs
   return out;
 }
 
+std::vector<fs::path> render_each(const std::vector<fs::path>& finals, output::ImageFormat format,
+                                  const std::string& temp_name, const std::string& data_prefix,
+                                  const std::string& data_suffix, const std::function<bool(std::size_t)>& wanted,
+                                  const DrawImage& draw, output::OutputSet& outs) {
+  std::vector<fs::path> done;
+  output::TempDir tmp(temp_name);
+  for (std::size_t i = 0; i < finals.size(); ++i) {
+    if (!wanted(i)) continue;
+    const fs::path data = tmp.file(fmt::format("{}-{}{}", data_prefix, i, data_suffix));
+    output::AtomicFile& image = outs.add(finals[i], "--plot");
+    output::render(image, format, tmp, "--plot", [&](const std::string& image_file) {
+      ImageText t = draw(i, data.string(), image_file, format == output::ImageFormat::Png);
+      tmp.write(data.filename().string(), t.data);
+      return std::move(t.script);
+    });
+    done.push_back(finals[i]);
+  }
+  return done;
+}
+
+std::vector<fs::path> render_each(const std::vector<ScenarioResult>& rs, const std::string& requested,
+                                  const std::string& temp_name, const std::string& data_prefix,
+                                  const std::string& data_suffix, const std::function<bool(std::size_t)>& wanted,
+                                  const DrawImage& draw, output::OutputSet& outs) {
+  check_plot_path(requested);
+  require_gnuplot();
+  const output::ImageFormat format = output::image_format_of(requested, "--plot");
+  return render_each(plot_paths(rs, requested), format, temp_name, data_prefix, data_suffix, wanted, draw, outs);
+}
+
 std::vector<fs::path> render_plots(const std::vector<ScenarioResult>& rs, const fs::path& requested,
                                    output::OutputSet& outs) {
   const output::ImageFormat format = output::image_format_of(requested, "--plot");
   require_gnuplot();
-  const auto finals = plot_paths(rs, requested);
-  output::TempDir tmp("ipilab-plot");
-  for (std::size_t i = 0; i < rs.size(); ++i) {
-    const fs::path data = tmp.file(fmt::format("data-{}.txt", i));
-    output::AtomicFile& image = outs.add(finals[i], "--plot");
-    output::render(image, format, tmp, "--plot", [&](const std::string& image_file) {
-      const PlotScript ps = plot_script(rs[i], data.string(), image_file, format == output::ImageFormat::Png);
-      tmp.write(data.filename().string(), ps.data);
-      return ps.script;
-    });
-  }
-  return finals;
+  return render_each(
+      plot_paths(rs, requested), format, "ipilab-plot", "data", ".txt", [](std::size_t) { return true; },
+      [&](std::size_t i, const std::string& data_file, const std::string& image_file, bool png) {
+        PlotScript ps = plot_script(rs[i], data_file, image_file, png);
+        return ImageText{std::move(ps.script), std::move(ps.data)};
+      },
+      outs);
 }
 
 }  // namespace ipilab::scenario

@@ -25,7 +25,9 @@
 // std::runtime_error with its message.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,28 @@ struct PlotScript {
 };
 PlotScript plot_script(const ScenarioResult& r, const std::string& data_file, const std::string& image_file,
                        bool png);
+
+/// One image's gnuplot script and the text of the data file the script reads.
+struct ImageText {
+  std::string script;
+  std::string data;
+};
+/// draw(i, data_file, image_file, png): scenario i's image, drawn into image_file from data_file.
+using DrawImage =
+    std::function<ImageText(std::size_t i, const std::string& data_file, const std::string& image_file, bool png)>;
+/// The loop every --plot renderer shares: for each scenario i that `wanted(i)`, an output for
+/// `finals[i]` added to `outs`, its data file "<data_prefix>-<i><data_suffix>" in one temporary
+/// folder named `temp_name`, the image rendered by `draw` (output::render); returns the paths drawn.
+std::vector<std::filesystem::path> render_each(const std::vector<std::filesystem::path>& finals, output::ImageFormat format,
+                                               const std::string& temp_name, const std::string& data_prefix,
+                                               const std::string& data_suffix, const std::function<bool(std::size_t)>& wanted,
+                                               const DrawImage& draw, output::OutputSet& outs);
+/// The same for the images of a `--plot` option given after the run: checks `requested`
+/// (check_plot_path) and that gnuplot is there, then draws into plot_paths(rs, requested).
+std::vector<std::filesystem::path> render_each(const std::vector<ScenarioResult>& rs, const std::string& requested,
+                                               const std::string& temp_name, const std::string& data_prefix,
+                                               const std::string& data_suffix, const std::function<bool(std::size_t)>& wanted,
+                                               const DrawImage& draw, output::OutputSet& outs);
 
 /// Renders every scenario's plot into the temporary file of an output added to `outs` (the caller
 /// commits `outs` with the run's other outputs); returns the final paths.

@@ -14,21 +14,19 @@ namespace ipilab::workload {
 namespace {
 
 using namespace cost::keys;
-constexpr std::string_view kUnits[] = {"ns", "cycles"};
 const IntParam kSender{"sender", 0, 0, 65535, "guest CPU that sends (micro-bench CPU0)"};
 const IntParam kTarget{"target", 1, 0, 65535, "guest CPU that takes the SGI (micro-bench CPU1)"};
 const IntParam kSgi{"sgi", 1, 0, 15, "SGI number (vINTID 0..15)"};
-const ChoiceParam kUnit{"unit", "ns", kUnits, "unit of the figures: ns or cycles (profile clock)"};
 constexpr std::string_view kDefaultMechanism = "gicv4.1-vsgi";
 
-std::vector<ParamInfo> params() { return {info(kSender), info(kTarget), info(kSgi), info(kUnit)}; }
+std::vector<ParamInfo> params() { return {info(kSender), info(kTarget), info(kSgi), info(kUnitNsParam)}; }
 
 class IpiHw final : public Workload {
  public:
   RunResult run(const RunSpec& spec) const override {
     const auto [sender, target] = sender_and_target(spec, kSender, kTarget);
     const auto sgi = static_cast<std::uint32_t>(spec.params.get(kSgi));
-    const std::string unit = spec.params.get(kUnit);
+    const std::string unit = spec.params.get(kUnitNsParam);
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::Arm, "ipi_hw");
 

@@ -14,15 +14,15 @@ namespace ipilab::workload {
 namespace {
 
 using namespace cost::keys;
-constexpr std::string_view kUnits[] = {"cycles", "ns"};
 const IntParam kSender{"sender", 0, 0, 65535, "guest CPU that releases the lock and kicks"};
 const IntParam kTarget{"target", 1, 0, 65535, "halted guest CPU that is kicked (vm.halted must list it)"};
 const IntParam kVector{"vector", 0xF7, 0, 255, "IPI vector (X86_PLATFORM_IPI_VECTOR)", "247 (0xF7)"};
 const FloatParam kThink{"think_ns", 1000, 0, 1e9, "sender idle time between kicks, ns"};
-const ChoiceParam kUnit{"unit", "cycles", kUnits, "unit of the figures: cycles (profile clock) or ns"};
 constexpr std::string_view kDefaultMechanism = "hyperv";
 
-std::vector<ParamInfo> params() { return {info(kSender), info(kTarget), info(kVector), info(kThink), info(kUnit)}; }
+std::vector<ParamInfo> params() {
+  return {info(kSender), info(kTarget), info(kVector), info(kThink), info(kUnitCyclesParam)};
+}
 
 class Kick final : public Workload {
  public:
@@ -33,7 +33,7 @@ class Kick final : public Workload {
                        fmt::format("the kicked vCPU {} must idle in HLT (list it in vm.halted): a PV spinlock waiter "
                                    "halts in pv_wait",
                                    target));
-    const std::string unit = spec.params.get(kUnit);
+    const std::string unit = spec.params.get(kUnitCyclesParam);
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::X86, "kick");
 

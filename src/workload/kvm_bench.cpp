@@ -46,7 +46,6 @@ using namespace cost::keys;
 constexpr std::string_view kCases[] = {"ipi-roundtrip", "call-single", "cpuid-exit"};
 constexpr std::string_view kAddressing[] = {"one", "mask"};
 constexpr std::string_view kLine[] = {"auto", "profile", "host"};
-constexpr std::string_view kUnits[] = {"ns", "cycles"};
 const ChoiceParam kCase{"case", "ipi-roundtrip", kCases,
                         "the measured case: ipi-roundtrip, call-single (one-slot CSD) or cpuid-exit (the reference)"};
 const IntParam kSender{"sender", 0, 0, 65535, "guest CPU that sends (the harness's vCPU 0)"};
@@ -63,14 +62,13 @@ const FloatParam kGap{"halt_gap_us", 30, 0, 1e6, "sender idle time before each t
 const ChoiceParam kLineTransfer{"line_transfer", "auto", kLine,
                                 "where the flag/CSD cache-line transfers are priced: profile (mem.cacheline_* for "
                                 "the vCPUs' placement), host (the latency matrix), auto (profile if it has it)"};
-const ChoiceParam kUnit{"unit", "ns", kUnits, "unit of the figures: ns or cycles (profile clock)"};
 constexpr std::string_view kDefaultMechanism = "x2apic-physical";
 constexpr std::uint32_t kVectorRoundTrip = 0xF0, kVectorCallSingle = 0xF1;  // kvm/ipi_bench.h
 
 std::vector<ParamInfo> params() {
   return {info(kCase),  info(kSender), info(kTarget),       info(kVector),
           info(kAddr),  info(kBatch),  info(kGap),          info(kLineTransfer),
-          info(kUnit)};
+          info(kUnitNsParam)};
 }
 
 // The sender: [gap] read, then `batch` x (mark, loop control, [the CSD slot], the operation); it times
@@ -156,7 +154,7 @@ class KvmBench final : public Workload {
     const auto [sender, target] = sender_and_target(in, kSender, kTarget);
     const std::string kase = in.params.get(kCase);
     const bool halted = in.vm.vcpus[target].initial_state == topology::VcpuState::Halted;
-    const std::string unit = in.params.get(kUnit);
+    const std::string unit = in.params.get(kUnitNsParam);
     const auto batch = static_cast<std::uint64_t>(in.params.get(kBatch));
     const sim::Ps gap = sim::from_ns(1000.0 * in.params.get_float(kGap.name, halted ? kGap.def : 0.0, kGap.min, kGap.max));
 

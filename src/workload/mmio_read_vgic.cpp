@@ -16,20 +16,18 @@ namespace ipilab::workload {
 namespace {
 
 using namespace cost::keys;
-constexpr std::string_view kUnits[] = {"ns", "cycles"};
 const IntParam kCpu{"cpu", 0, 0, 65535, "guest CPU that reads (micro-bench CPU0)"};
-const ChoiceParam kUnit{"unit", "ns", kUnits, "unit of the figures: ns or cycles (profile clock)"};
 // The reads send nothing; a mechanism is bound only because every Arm run has one (it prices no step).
 constexpr std::string_view kDefaultMechanism = "gicv3-emulated-sgi";
 
-std::vector<ParamInfo> params() { return {info(kCpu), info(kUnit)}; }
+std::vector<ParamInfo> params() { return {info(kCpu), info(kUnitNsParam)}; }
 
 class MmioReadVgic final : public Workload {
  public:
   RunResult run(const RunSpec& spec) const override {
     const int n = spec.vm.size();
     const auto cpu = static_cast<unsigned>(spec.params.get(kCpu, kCpu.def, n - 1));
-    const std::string unit = spec.params.get(kUnit);
+    const std::string unit = spec.params.get(kUnitNsParam);
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::Arm, "mmio_read_vgic");
 

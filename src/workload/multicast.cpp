@@ -16,7 +16,6 @@ namespace ipilab::workload {
 namespace {
 
 using namespace cost::keys;
-constexpr std::string_view kUnits[] = {"cycles", "ns"};
 constexpr std::string_view kAddressing[] = {"mask", "allbutself"};
 constexpr std::string_view kHandlers[] = {"tlb_flush", "callback"};
 const IntParam kSender{"sender", 0, 0, 65535, "guest CPU that sends"};
@@ -26,11 +25,10 @@ const ChoiceParam kAddr{"addressing", "mask", kAddressing, "apic->send_IPI_mask 
 const IntParam kVector{"vector", 0xFC, 0, 255, "IPI vector (CALL_FUNCTION_VECTOR)", "252 (0xFC)"};
 const ChoiceParam kHandler{"handler", "tlb_flush", kHandlers,
                            "target work: tlb_flush (guest.tlb_flush_handler) or callback (guest.callback)"};
-const ChoiceParam kUnit{"unit", "cycles", kUnits, "unit of the figures: cycles (profile clock) or ns"};
 constexpr std::string_view kDefaultMechanism = "hyperv";
 
 std::vector<ParamInfo> params() {
-  return {info(kSender), info(kTargets), info(kAddr), info(kVector), info(kHandler), info(kUnit)};
+  return {info(kSender), info(kTargets), info(kAddr), info(kVector), info(kHandler), info(kUnitCyclesParam)};
 }
 
 class Multicast final : public Workload {
@@ -45,7 +43,7 @@ class Multicast final : public Workload {
     std::sort(targets.begin(), targets.end());
     const std::string addressing = spec.params.get(kAddr);
     const std::string handler = spec.params.get(kHandler);
-    const std::string unit = spec.params.get(kUnit);
+    const std::string unit = spec.params.get(kUnitCyclesParam);
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::X86, "multicast");
 

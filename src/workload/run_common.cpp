@@ -43,6 +43,14 @@ PollingPolicy polling_policy(const RunSpec& spec) {
   return spec.params.get(kPollingParam) == "skip-if-polling" ? PollingPolicy::SkipIfPolling : PollingPolicy::AlwaysIpi;
 }
 
+namespace {
+constexpr std::string_view kNsOrCycles[] = {"ns", "cycles"};
+constexpr std::string_view kCyclesOrNs[] = {"cycles", "ns"};
+}  // namespace
+
+const ChoiceParam kUnitNsParam{"unit", "ns", kNsOrCycles, "unit of the figures: ns or cycles (profile clock)"};
+const ChoiceParam kUnitCyclesParam{"unit", "cycles", kCyclesOrNs, "unit of the figures: cycles (profile clock) or ns"};
+
 double ps_per_unit(const RunSpec& spec, std::string_view unit) {
   if (unit == "cycles") {
     const double ghz = spec.profile.clock_ghz();

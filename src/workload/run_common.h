@@ -53,6 +53,11 @@ RunConfig run_config(const RunSpec& spec, const Bound& b);
 /// The `polling` parameter (kPollingParam) as the driver's policy.
 PollingPolicy polling_policy(const RunSpec& spec);
 
+/// The `unit` parameter of the workloads whose figures are ns by default (or cycles of the profile clock).
+extern const ChoiceParam kUnitNsParam;
+/// The `unit` parameter of the workloads whose figures are cycles by default (or ns).
+extern const ChoiceParam kUnitCyclesParam;
+
 /// ps in one `unit` ("cycles" uses the profile clock, InputError naming the profile when it has none).
 double ps_per_unit(const RunSpec& spec, std::string_view unit);
 

@@ -14,22 +14,20 @@ namespace ipilab::workload {
 namespace {
 
 using namespace cost::keys;
-constexpr std::string_view kUnits[] = {"cycles", "ns"};
 const IntParam kSender{"sender", 0, 0, 65535, "guest CPU that calls smp_call_function_single"};
 const IntParam kTarget{"target", 1, 0, 65535, "guest CPU that runs the function"};
 const IntParam kVector{"vector", 0xFB, 0, 255, "IPI vector (CALL_FUNCTION_SINGLE_VECTOR)", "251 (0xFB)"};
-const ChoiceParam kUnit{"unit", "cycles", kUnits, "unit of the figures: cycles (profile clock) or ns"};
 constexpr std::string_view kDefaultMechanism = "hyperv";
 
 std::vector<ParamInfo> params() {
-  return {info(kSender), info(kTarget), info(kVector), info(kUnit), info(kPollingParam)};
+  return {info(kSender), info(kTarget), info(kVector), info(kUnitCyclesParam), info(kPollingParam)};
 }
 
 class SmpCallFunctionSingle final : public Workload {
  public:
   RunResult run(const RunSpec& spec) const override {
     const auto [sender, target] = sender_and_target(spec, kSender, kTarget);
-    const std::string unit = spec.params.get(kUnit);
+    const std::string unit = spec.params.get(kUnitCyclesParam);
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::X86, "smp_call_function_single");
 

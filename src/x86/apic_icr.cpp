@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "common/enum_names.h"
+
 namespace ipilab::x86 {
 
 namespace b = icr_bits;
@@ -90,30 +92,26 @@ std::uint32_t linux_prepare_icr(std::uint32_t shortcut, std::uint8_t vector, boo
   return icr;
 }
 
-const char* to_string(DeliveryMode m) {
-  switch (m) {
-    case DeliveryMode::Fixed: return "fixed";
-    case DeliveryMode::LowestPriority: return "lowest";
-    case DeliveryMode::Smi: return "smi";
-    case DeliveryMode::RemoteRead: return "remote-read";
-    case DeliveryMode::Nmi: return "nmi";
-    case DeliveryMode::Init: return "init";
-    case DeliveryMode::StartUp: return "startup";
-    case DeliveryMode::ExtInt: return "extint";
-  }
-  return "?";
-}
+constexpr EnumName<DeliveryMode> kDeliveryModeNames[] = {
+    {DeliveryMode::Fixed, "fixed"},
+    {DeliveryMode::LowestPriority, "lowest"},
+    {DeliveryMode::Smi, "smi"},
+    {DeliveryMode::RemoteRead, "remote-read"},
+    {DeliveryMode::Nmi, "nmi"},
+    {DeliveryMode::Init, "init"},
+    {DeliveryMode::StartUp, "startup"},
+    {DeliveryMode::ExtInt, "extint"},
+};
 
-const char* to_string(Shorthand s) {
-  switch (s) {
-    case Shorthand::None: return "none";
-    case Shorthand::Self: return "self";
-    case Shorthand::AllIncludingSelf: return "all";
-    case Shorthand::AllExcludingSelf: return "all-but-self";
-  }
-  return "?";
-}
+const char* to_string(DeliveryMode m) { return name_of(kDeliveryModeNames, m).data(); }
+constexpr EnumName<Shorthand> kShorthandNames[] = {
+    {Shorthand::None, "none"},
+    {Shorthand::Self, "self"},
+    {Shorthand::AllIncludingSelf, "all"},
+    {Shorthand::AllExcludingSelf, "all-but-self"},
+};
 
+const char* to_string(Shorthand s) { return name_of(kShorthandNames, s).data(); }
 std::string describe_icr(const Icr& f) {
   return fmt::format("vector={:#04x} mode={} dest={}:{:#x} shorthand={} level={} trigger={}{}{}",
                      f.vector, to_string(f.delivery_mode),

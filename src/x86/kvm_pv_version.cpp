@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 
+#include "common/enum_names.h"
+
 namespace ipilab::x86 {
 namespace {
 
@@ -197,14 +199,11 @@ KvmPvBehaviour kvm_pv_behaviour(KvmPvVersion v) noexcept {
 std::span<const KvmPvVersionInfo> kvm_pv_versions() noexcept { return kVersions; }
 
 std::string_view kvm_pv_version_name(KvmPvVersion v) noexcept {
-  for (const auto& i : kVersions)
-    if (i.version == v) return i.name;
-  return "?";
+  return name_by<&KvmPvVersionInfo::version>(kVersions, v);
 }
 
 std::optional<KvmPvVersion> kvm_pv_version_from_name(std::string_view name) noexcept {
-  for (const auto& i : kVersions)
-    if (i.name == name) return i.version;
+  if (const auto v = key_named<&KvmPvVersionInfo::version>(kVersions, name)) return v;
   if (name == "v6.17") return KvmPvVersion::kMainline;
   return std::nullopt;
 }

@@ -14,22 +14,14 @@ namespace {
 
 const std::vector<MechanismInfo>& registry() {
   // One line per mechanism (builtin.h); sorted by name for listings. Built once, then read-only.
-  static const std::vector<MechanismInfo> all = [] {
-    std::vector<MechanismInfo> v{describe_hyperv(),  describe_x2apic_physical(), describe_x2apic_cluster(),
-                                 describe_kvm_pv(),  describe_ipiv(),            describe_native_x86(),
-                                 describe_gicv4_1_vsgi(), describe_gicv3_emulated_sgi(), describe_native_gicv3(),
-                                 describe_xapic(), describe_avic(),          describe_x2avic()};
-    std::sort(v.begin(), v.end(), [](const MechanismInfo& a, const MechanismInfo& b) { return a.name < b.name; });
-    return v;
-  }();
+  static const std::vector<MechanismInfo> all = sorted_by_name(std::vector<MechanismInfo>{
+      describe_hyperv(), describe_x2apic_physical(), describe_x2apic_cluster(), describe_kvm_pv(),
+      describe_ipiv(), describe_native_x86(), describe_gicv4_1_vsgi(), describe_gicv3_emulated_sgi(),
+      describe_native_gicv3(), describe_xapic(), describe_avic(), describe_x2avic()});
   return all;
 }
 
-std::string names() {
-  std::string out;
-  for (const auto& m : registry()) out += (out.empty() ? "" : ", ") + std::string(m.name);
-  return out;
-}
+std::string names() { return names_of(registry()); }
 
 }  // namespace
 
