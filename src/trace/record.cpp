@@ -107,6 +107,7 @@ struct PageRecorder {
   kbuffer* kbuf = nullptr;
   Recorder* decode = nullptr;  // live: every event also printed as a line into decode->batch
   bool store = true;           // false: pages are decoded and dropped (live without --save)
+  std::vector<std::uint64_t> newest;  // per CPU, the newest timestamp read (live)
 
   ~PageRecorder() {
     for (auto* c : cpus)
@@ -129,6 +130,7 @@ struct PageRecorder {
       files.push_back(::fdopen(fd, "w+b"));
     }
     page.assign(static_cast<std::size_t>(page_size), 0);
+    newest.assign(cpus.size(), 0);
   }
 
   // Counts the events of one page (what the summary reports) and appends it.
@@ -144,6 +146,7 @@ struct PageRecorder {
       ++events;
       if (decode) decode_event(cpu, d, ts, first ? missed : 0);
       first = false;
+      newest[cpu] = std::max<std::uint64_t>(newest[cpu], ts);
     }
     if (!store) return;
     if (std::fwrite(page.data(), 1, page.size(), files[cpu]) != page.size())
@@ -173,6 +176,34 @@ struct PageRecorder {
         keep(c, n, discard);
       }
     }
+  }
+
+  /// One round of the live reader: a full page from each CPU in turn, until every CPU is drained
+  /// or `until` has passed (a reader slower than the tracer would otherwise never leave a CPU).
+  /// Returns the time up to which every CPU has been read: a drained CPU holds nothing older than
+  /// `before` (the newest event read before the round began, so written before it), a CPU left
+  /// with pages nothing older than the newest event read from it (each CPU's buffer is in order).
+  std::uint64_t read_round(std::uint64_t before, std::chrono::steady_clock::time_point until) {
+    std::vector<bool> open(cpus.size());
+    std::size_t left = 0;
+    for (std::size_t c = 0; c < cpus.size(); ++c) left += (open[c] = cpus[c] != nullptr) ? 1 : 0;
+    while (left > 0) {
+      for (std::size_t c = 0; c < cpus.size(); ++c) {
+        if (!open[c]) continue;
+        const int n = tracefs_cpu_read(cpus[c], page.data(), true);
+        if (n <= 0) {
+          open[c] = false;
+          --left;
+          continue;
+        }
+        keep(c, n, false);
+      }
+      if (left > 0 && std::chrono::steady_clock::now() >= until) break;
+    }
+    std::uint64_t bound = before;
+    for (std::size_t c = 0; c < cpus.size(); ++c)
+      if (open[c]) bound = std::min(bound, newest[c]);
+    return bound;
   }
 
   void flush_all() {
@@ -641,15 +672,16 @@ LiveResult live_trace(const LiveOptions& opt, EventSink& sink, const std::functi
   const auto start = std::chrono::steady_clock::now();
   tracefs_trace_on(buffer.inst());
   double next_tick = opt.interval_s > 0 ? opt.interval_s : 1.0;
-  // Each round drains every CPU's buffer, so once a round is over no CPU can still hold an event
-  // older than one read in an earlier round: those lines are released, in time order. (Holding
-  // lines back a fixed time behind the newest event was not enough: when decoding is slow a round
-  // takes longer than that, and the CPUs read first get newer events before the next round.)
+  // A line is released once every CPU has been read past it (read_round), in time order. A round
+  // reads each CPU until it is drained or 250 ms have passed: a reader slower than the tracer (a
+  // sanitizer build under an IPI storm) still ends at --duration, holding lines back for longer.
+  // (Releasing a fixed time behind the newest event was not enough: when decoding is slow the CPUs
+  // read first get newer events before the next round.)
   std::uint64_t read_before = 0;  // the newest timestamp read before this round
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const std::uint64_t bound = read_before;
-    pages.read_all(false);
+    const std::uint64_t bound =
+        pages.read_round(read_before, std::chrono::steady_clock::now() + std::chrono::milliseconds(250));
     for (const Line& l : rec.batch) read_before = std::max(read_before, l.ts);
     feed_held(rec, held, parser, bound, false);
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
