@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Writes every golden output of the built-in scenarios and shipped sweeps into OUTDIR, one file per
 # (case, form); used by scripts/update-golden (to regenerate tests/golden/out) and by golden_test.sh
-# (to compare against it). Usage: run-cases.sh IPILAB SRC OUTDIR
+# (to compare against it). Usage: run-cases.sh IPILAB SRC OUTDIR [text]
+# With "text": only the first form of each case (the scenario's text table, the sweep's CSV): the
+# same model runs, a third and a half of the work (golden_test.sh in the sanitizer build).
 #
 # Scenarios: every name `ipilab list --scenarios` prints, each as the text table, `--json -` and
 # `--details`. Sweeps: every scenarios/sweeps/*.toml as `--csv -` and `--json -`. Seeds are fixed
@@ -12,7 +14,7 @@
 # (file names are given relative to the data folder, IPILAB_DATA_DIR=SRC). If one ever does, remove
 # that field here, with the reason.
 set -euo pipefail
-ipilab=$1 src=$2 out=$3
+ipilab=$1 src=$2 out=$3 forms=${4:-all}
 export IPILAB_DATA_DIR=$src
 unset IPILAB_DATA
 mkdir -p "$out"
@@ -38,6 +40,7 @@ scenarios=$("$ipilab" list --scenarios | sed -nE 's/^[* ] ([a-z0-9][a-z0-9-]*) .
 [ -n "$scenarios" ] || { echo "golden: 'ipilab list --scenarios' listed nothing" >&2; exit 1; }
 for s in $scenarios; do
   common=(run "$s" --seed 1 --iterations "$scenario_iterations")
+  if [ "$forms" = text ]; then run_to "scenario.$s.txt" "${common[@]}"; continue; fi
   run_to "scenario.$s.txt" "${common[@]}" & p1=$!
   run_to "scenario.$s.json" "${common[@]}" --json - & p2=$!
   run_to "scenario.$s.details.txt" "${common[@]}" --details
@@ -46,6 +49,7 @@ done
 for f in scenarios/sweeps/*.toml; do
   w=$(basename "$f" .toml)
   common=(sweep "$f" --seed 1 --iterations "$sweep_iterations" -j 1 --no-progress)
+  if [ "$forms" = text ]; then run_to "sweep.$w.csv" "${common[@]}" --csv -; continue; fi
   run_to "sweep.$w.csv" "${common[@]}" --csv - & p1=$!
   run_to "sweep.$w.json" "${common[@]}" --json -
   wait "$p1"
