@@ -5,7 +5,8 @@
 // Every 100 ms the raw pages of each CPU are read (tracefs_cpu_read); each event is printed by
 // libtraceevent as `trace-cmd report -t` prints it, held back until every CPU has been read past
 // it (drained, or read to a newer event), so that lines of all CPUs come in time order however
-// slow the reader is (a read round gives up a CPU after 250 ms, so --duration holds), and fed to the text parser (text_reader.h) and through it to `sink`:
+// slow the reader is (a read round gives up a CPU after 250 ms, so --duration holds), and fed to
+// the text parser (text_reader.h) and through it to `sink`:
 // the same parser and analysis as `ipilab trace FILE` on that text, so the counts at the end are
 // those of the file read afterwards. With `save`, the raw pages are also kept and written as a
 // trace.dat v6 (dat_writer.h) under a temporary name renamed over `save` at the end.

@@ -167,23 +167,15 @@ struct PageRecorder {
     on_raw_event(e, &r, static_cast<int>(cpu), decode);
   }
 
-  void read_all(bool discard) {
-    for (std::size_t c = 0; c < cpus.size(); ++c) {
-      if (!cpus[c]) continue;
-      for (;;) {
-        const int n = tracefs_cpu_read(cpus[c], page.data(), true);
-        if (n <= 0) break;
-        keep(c, n, discard);
-      }
-    }
-  }
+  /// Reads every CPU's full pages until each is drained (`discard`: counted nowhere, not kept).
+  void read_all(bool discard) { read_round(0, std::chrono::steady_clock::time_point::max(), discard); }
 
   /// One round of the live reader: a full page from each CPU in turn, until every CPU is drained
   /// or `until` has passed (a reader slower than the tracer would otherwise never leave a CPU).
   /// Returns the time up to which every CPU has been read: a drained CPU holds nothing older than
   /// `before` (the newest event read before the round began, so written before it), a CPU left
   /// with pages nothing older than the newest event read from it (each CPU's buffer is in order).
-  std::uint64_t read_round(std::uint64_t before, std::chrono::steady_clock::time_point until) {
+  std::uint64_t read_round(std::uint64_t before, std::chrono::steady_clock::time_point until, bool discard = false) {
     std::vector<bool> open(cpus.size());
     std::size_t left = 0;
     for (std::size_t c = 0; c < cpus.size(); ++c) left += (open[c] = cpus[c] != nullptr) ? 1 : 0;
@@ -196,7 +188,7 @@ struct PageRecorder {
           --left;
           continue;
         }
-        keep(c, n, false);
+        keep(c, n, discard);
       }
       if (left > 0 && std::chrono::steady_clock::now() >= until) break;
     }
