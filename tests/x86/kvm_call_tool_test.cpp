@@ -28,11 +28,11 @@ TEST(KvmCallTool, InclusiveClampBeforeAndAfter) {
   auto v1_args = args;
   v1_args.insert(v1_args.end(), {"--kvm", "nospec-v1"});
   const auto v1 = run_kvm_call_args(v1_args);
-  EXPECT_EQ(v1.json["delivered_vcpus"], nlohmann::json::array({0}));
+  EXPECT_EQ(v1.json["delivered_vcpus"], nlohmann::ordered_json::array({0}));
   EXPECT_TRUE(has_line(v1.text, "delivered  vCPU 0 (APIC 0)\n"));
   const auto ok = run_kvm_call_args(args);
   EXPECT_EQ(ok.json["kvm_version"], "mainline");
-  EXPECT_EQ(ok.json["delivered_vcpus"], nlohmann::json::array({3}));
+  EXPECT_EQ(ok.json["delivered_vcpus"], nlohmann::ordered_json::array({3}));
   EXPECT_TRUE(has_line(ok.text, "delivered  vCPU 3 (APIC 300)\n"));
 }
 
