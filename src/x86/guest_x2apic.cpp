@@ -9,21 +9,7 @@ namespace ipilab::x86 {
 
 namespace {
 
-void check_mask(const X86Vm& vm, const Cpumask& mask, std::uint32_t this_cpu) {
-  if (this_cpu >= vm.nr_vcpus()) {
-    throw std::invalid_argument(
-        fmt::format("sending CPU {} is not a CPU of this {}-vCPU VM", this_cpu, vm.nr_vcpus()));
-  }
-  if (mask.nbits() < vm.nr_vcpus()) {
-    throw std::invalid_argument(fmt::format("cpumask of {} bits is smaller than the VM ({} vCPUs)",
-                                            mask.nbits(), vm.nr_vcpus()));
-  }
-  if (mask.nbits() > vm.nr_vcpus() && mask.find_next(vm.nr_vcpus(), nullptr) < mask.nbits()) {
-    throw std::invalid_argument("cpumask names a CPU the VM does not have");
-  }
-}
-
-void write_icr(GuestSend& out, std::uint32_t dest, std::uint32_t low) {
+void write_x2apic_icr(GuestSend& out, std::uint32_t dest, std::uint32_t low) {
   out.msr_writes.push_back(MsrWrite{kMsrX2apicIcr, (static_cast<std::uint64_t>(dest) << 32) | low});
   ++out.work.icr_writes;
 }
@@ -37,7 +23,7 @@ GuestSend send_mask_physical(const X86Vm& vm, std::uint32_t this_cpu, const Cpum
        cpu = mask.find_next(cpu + 1, &words)) {
     ++out.work.cpus_visited;
     if (exclude_self && cpu == this_cpu) continue;
-    write_icr(out, vm.apic_id(cpu), low);
+    write_x2apic_icr(out, vm.apic_id(cpu), low);
   }
   out.work.cpumask_words_walked = words;
   return out;
@@ -73,7 +59,7 @@ GuestSend send_mask_cluster(const X86Vm& vm, std::uint32_t this_cpu, const Cpuma
       dest |= x2apic_logical_id(vm.apic_id(c));
     }
     if (dest == 0) continue;
-    write_icr(out, dest, low);
+    write_x2apic_icr(out, dest, low);
     tmp.andnot(cmsk);
     out.work.cpumask_words_written += tmp.words();
   }
@@ -85,7 +71,7 @@ GuestSend send_mask_cluster(const X86Vm& vm, std::uint32_t this_cpu, const Cpuma
 
 GuestSend x2apic_send_ipi_mask(const X86Vm& vm, X2apicMode mode, std::uint32_t this_cpu,
                                const Cpumask& mask, std::uint8_t vector, bool exclude_self) {
-  check_mask(vm, mask, this_cpu);
+  vm.check_send(this_cpu, mask);
   return mode == X2apicMode::Physical ? send_mask_physical(vm, this_cpu, mask, vector, exclude_self)
                                       : send_mask_cluster(vm, this_cpu, mask, vector, exclude_self);
 }
@@ -99,7 +85,7 @@ GuestSend x2apic_send_ipi_one(const X86Vm& vm, X2apicMode mode, std::uint32_t cp
   GuestSend out;
   const bool logical = mode == X2apicMode::Cluster;
   const std::uint32_t dest = logical ? x2apic_logical_id(vm.apic_id(cpu)) : vm.apic_id(cpu);
-  write_icr(out, dest, linux_prepare_icr(0, vector, logical));
+  write_x2apic_icr(out, dest, linux_prepare_icr(0, vector, logical));
   return out;
 }
 
@@ -113,7 +99,7 @@ GuestSend x2apic_send_ipi_shorthand(std::uint8_t vector, Shorthand which) {
     default: throw std::invalid_argument("x2apic_send_ipi_shorthand needs a shorthand");
   }
   GuestSend out;
-  write_icr(out, 0, linux_prepare_icr(bits, vector, false));
+  write_x2apic_icr(out, 0, linux_prepare_icr(bits, vector, false));
   return out;
 }
 

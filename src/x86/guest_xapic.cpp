@@ -19,17 +19,8 @@ void check_ids(const X86Vm& vm) {
                                               vm.apic_id(v)));
 }
 
-void check_mask(const X86Vm& vm, const Cpumask& mask, std::uint32_t this_cpu) {
-  if (this_cpu >= vm.nr_vcpus())
-    throw std::invalid_argument(fmt::format("sending CPU {} is not a CPU of this {}-vCPU VM", this_cpu, vm.nr_vcpus()));
-  if (mask.nbits() < vm.nr_vcpus())
-    throw std::invalid_argument(fmt::format("cpumask of {} bits is smaller than the VM ({} vCPUs)", mask.nbits(), vm.nr_vcpus()));
-  if (mask.nbits() > vm.nr_vcpus() && mask.find_next(vm.nr_vcpus(), nullptr) < mask.nbits())
-    throw std::invalid_argument("cpumask names a CPU the VM does not have");
-}
-
 // __default_send_IPI_dest_field: ICR2 = SET_XAPIC_DEST_FIELD(dest), then ICR.
-void write_icr(GuestSend& out, std::uint32_t dest, std::uint32_t low) {
+void write_xapic_icr(GuestSend& out, std::uint32_t dest, std::uint32_t low) {
   out.mmio_writes.push_back(XapicIcr{low, dest << 24});
   ++out.work.icr_writes;
 }
@@ -44,9 +35,9 @@ GuestSend xapic_send_ipi_one(const X86Vm& vm, XapicDriver d, std::uint32_t cpu, 
   GuestSend out;
   if (d == XapicDriver::Flat) {
     if (cpu >= 8) throw std::invalid_argument(fmt::format("the flat xAPIC driver has no logical ID for CPU {} (8 CPUs at most)", cpu));
-    write_icr(out, xapic_flat_ldr(cpu), linux_prepare_icr(0, vector, true));
+    write_xapic_icr(out, xapic_flat_ldr(cpu), linux_prepare_icr(0, vector, true));
   } else {
-    write_icr(out, vm.apic_id(cpu), linux_prepare_icr(0, vector, false));
+    write_xapic_icr(out, vm.apic_id(cpu), linux_prepare_icr(0, vector, false));
   }
   return out;
 }
@@ -54,7 +45,7 @@ GuestSend xapic_send_ipi_one(const X86Vm& vm, XapicDriver d, std::uint32_t cpu, 
 GuestSend xapic_send_ipi_mask(const X86Vm& vm, XapicDriver d, std::uint32_t this_cpu, const Cpumask& mask,
                               std::uint8_t vector, bool exclude_self) {
   check_ids(vm);
-  check_mask(vm, mask, this_cpu);
+  vm.check_send(this_cpu, mask);
   GuestSend out;
   std::uint64_t words = 0;
   if (d == XapicDriver::Flat) {
@@ -65,14 +56,14 @@ GuestSend xapic_send_ipi_mask(const X86Vm& vm, XapicDriver d, std::uint32_t this
       if (!(exclude_self && cpu == this_cpu)) dest |= xapic_flat_ldr(cpu);
     }
     out.work.cpumask_words_walked = 1;  // the mask's first word, read once
-    if (dest) write_icr(out, dest, linux_prepare_icr(0, vector, true));
+    if (dest) write_xapic_icr(out, dest, linux_prepare_icr(0, vector, true));
     return out;
   }
   const std::uint32_t low = linux_prepare_icr(0, vector, false);
   for (std::uint32_t cpu = mask.find_next(0, &words); cpu < mask.nbits(); cpu = mask.find_next(cpu + 1, &words)) {
     ++out.work.cpus_visited;
     if (exclude_self && cpu == this_cpu) continue;
-    write_icr(out, vm.apic_id(cpu), low);
+    write_xapic_icr(out, vm.apic_id(cpu), low);
   }
   out.work.cpumask_words_walked = words;
   return out;
@@ -82,7 +73,7 @@ GuestSend xapic_send_ipi_shorthand(std::uint8_t vector, Shorthand which) {
   // The same low word as x2APIC's __x2apic_send_IPI_shorthand, written with ICR2 = 0.
   const GuestSend x = x2apic_send_ipi_shorthand(vector, which);
   GuestSend out;
-  write_icr(out, 0, static_cast<std::uint32_t>(x.msr_writes.at(0).value));
+  write_xapic_icr(out, 0, static_cast<std::uint32_t>(x.msr_writes.at(0).value));
   return out;
 }
 

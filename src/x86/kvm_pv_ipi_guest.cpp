@@ -10,16 +10,6 @@ namespace ipilab::x86 {
 
 namespace {
 
-void check(const X86Vm& vm, const Cpumask& mask) {
-  if (mask.nbits() < vm.nr_vcpus()) {
-    throw std::invalid_argument(fmt::format("cpumask of {} bits is smaller than the VM ({} vCPUs)",
-                                            mask.nbits(), vm.nr_vcpus()));
-  }
-  if (mask.nbits() > vm.nr_vcpus() && mask.find_next(vm.nr_vcpus(), nullptr) < mask.nbits()) {
-    throw std::invalid_argument("cpumask names a CPU the VM does not have");
-  }
-}
-
 // The 128-bit window as two words, with the shift Linux does on __uint128_t.
 struct Bitmap128 {
   std::uint64_t lo = 0;
@@ -88,13 +78,13 @@ GuestSend send_ipi_mask(const X86Vm& vm, const Cpumask& mask, std::uint8_t vecto
 }  // namespace
 
 GuestSend kvm_guest_send_ipi_mask(const X86Vm& vm, const Cpumask& mask, std::uint8_t vector) {
-  check(vm, mask);
+  vm.check_cpumask(mask);
   return send_ipi_mask(vm, mask, vector);
 }
 
 GuestSend kvm_guest_send_ipi_mask_allbutself(const X86Vm& vm, std::uint32_t this_cpu,
                                              const Cpumask& mask, std::uint8_t vector) {
-  check(vm, mask);
+  vm.check_cpumask(mask);
   if (this_cpu >= vm.nr_vcpus()) {
     throw std::invalid_argument(
         fmt::format("sending CPU {} is not a CPU of this {}-vCPU VM", this_cpu, vm.nr_vcpus()));

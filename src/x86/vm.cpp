@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "common/error.h"
 #include "x86/apic_icr.h"
@@ -102,6 +103,19 @@ std::optional<std::uint32_t> X86Vm::vcpu_of_apic_id(std::uint32_t apic_id) const
                              std::make_pair(apic_id, std::uint32_t{0}));
   if (it == by_apic_id_.end() || it->first != apic_id) return std::nullopt;
   return it->second;
+}
+
+void X86Vm::check_cpumask(const Cpumask& mask) const {
+  if (mask.nbits() < nr_vcpus())
+    throw std::invalid_argument(fmt::format("cpumask of {} bits is smaller than the VM ({} vCPUs)", mask.nbits(), nr_vcpus()));
+  if (mask.nbits() > nr_vcpus() && mask.find_next(nr_vcpus(), nullptr) < mask.nbits())
+    throw std::invalid_argument("cpumask names a CPU the VM does not have");
+}
+
+void X86Vm::check_send(std::uint32_t this_cpu, const Cpumask& mask) const {
+  if (this_cpu >= nr_vcpus())
+    throw std::invalid_argument(fmt::format("sending CPU {} is not a CPU of this {}-vCPU VM", this_cpu, nr_vcpus()));
+  check_cpumask(mask);
 }
 
 }  // namespace ipilab::x86

@@ -41,6 +41,11 @@ class X86Vm {
   static X86Vm qemu_topology(std::uint32_t sockets, std::uint32_t cores, std::uint32_t threads);
 
   std::uint32_t nr_vcpus() const { return static_cast<std::uint32_t>(vcpus_.size()); }
+  /// A guest send's cpumask must cover this VM (nr_cpu_ids bits at least) and name none of the
+  /// vCPUs it lacks; std::invalid_argument otherwise.
+  void check_cpumask(const Cpumask& mask) const;
+  /// check_cpumask, and `this_cpu` (the sender, smp_processor_id()) is one of the VM's vCPUs.
+  void check_send(std::uint32_t this_cpu, const Cpumask& mask) const;
   const X86Vcpu& vcpu(std::uint32_t index) const { return vcpus_.at(index); }
   std::uint32_t apic_id(std::uint32_t index) const { return vcpus_.at(index).apic_id; }
   const std::vector<X86Vcpu>& vcpus() const { return vcpus_; }
