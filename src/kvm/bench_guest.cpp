@@ -16,8 +16,6 @@ using namespace Xbyak::util;
 
 namespace {
 
-constexpr unsigned kSender = 0, kTarget = 1;
-constexpr std::uint32_t kOff(std::size_t o) { return static_cast<std::uint32_t>(o); }
 constexpr std::uint32_t kCtlOff(std::size_t field) { return static_cast<std::uint32_t>(field); }
 constexpr auto kNear = Xbyak::CodeGenerator::T_NEAR;
 
@@ -37,8 +35,8 @@ class BenchGuest {
     emit_sender();
     emit_target();
     for (std::size_t i = 0; i < cases_.size(); ++i) emit_chunk(i);
-    g_.set_entry(kSender, sender_);
-    g_.set_entry(kTarget, target_);
+    g_.set_entry(kSenderVcpu, sender_);
+    g_.set_entry(kTargetVcpu, target_);
     return g_.image();
   }
 
@@ -46,9 +44,9 @@ class BenchGuest {
   // One timestamp into rax (clobbers rdx): LFENCE; RDTSC; LFENCE, or the fake counter.
   void read_counter() {
     if (o_.fake_counter) {
-      g_.mov(rax, qword[r15 + kOff(offsetof(SharedArea, fake_clock))]);
+      g_.mov(rax, qword[r15 + disp32(offsetof(SharedArea, fake_clock))]);
       g_.lea(rdx, ptr[rax + o_.fake_counter->read_cost]);
-      g_.mov(qword[r15 + kOff(offsetof(SharedArea, fake_clock))], rdx);
+      g_.mov(qword[r15 + disp32(offsetof(SharedArea, fake_clock))], rdx);
     } else {
       g_.rdtsc_ordered();
     }
@@ -56,7 +54,7 @@ class BenchGuest {
 
   // Physical x2APIC send of `vector` to the target (one WRMSR 0x830).
   void emit_x2apic_send(std::uint8_t vector) {
-    const x86::GuestSend s = x86::x2apic_send_ipi_one(xvm_, x86::X2apicMode::Physical, kTarget, vector);
+    const x86::GuestSend s = x86::x2apic_send_ipi_one(xvm_, x86::X2apicMode::Physical, kTargetVcpu, vector);
     for (const x86::MsrWrite& w : s.msr_writes) {
       g_.mov(ecx, w.msr);
       g_.mov(eax, static_cast<std::uint32_t>(w.value));
@@ -73,7 +71,7 @@ class BenchGuest {
         return;
       case Mechanism::KvmPv: {
         const x86::GuestSend s =
-            x86::kvm_guest_send_ipi_mask(xvm_, x86::Cpumask::of(xvm_.nr_vcpus(), {kTarget}), vector);
+            x86::kvm_guest_send_ipi_mask(xvm_, x86::Cpumask::of(xvm_.nr_vcpus(), {kTargetVcpu}), vector);
         for (const x86::PvIpiHypercall& h : s.hypercalls) {
           g_.mov(eax, 10);  // KVM_HC_SEND_IPI
           g_.mov(rbx, h.a0);
@@ -87,7 +85,7 @@ class BenchGuest {
       }
       case Mechanism::HvFast:
       case Mechanism::HvEx: {
-        const HvSendPlan p = linux_hv_send_ipi_one(kTarget, vector, m == Mechanism::HvEx, kHcallGpa);
+        const HvSendPlan p = linux_hv_send_ipi_one(kTargetVcpu, vector, m == Mechanism::HvEx, kHcallGpa);
         if (!p.input.empty()) {
           // The guest writes its per-CPU input page for every call, as hv_apic.c does.
           g_.mov(rdi, kHcallGpa);
@@ -113,7 +111,7 @@ class BenchGuest {
   // One iteration of case `c` (not counter-read). The CSD fill / flag clear is part of the iteration;
   // it is three stores (one) to lines the sender owns or is about to wait on.
   void emit_iteration(const BenchCase& c) {
-    if (o_.fake_counter) g_.add(qword[r15 + kOff(offsetof(SharedArea, fake_clock))], o_.fake_counter->op_cost);
+    if (o_.fake_counter) g_.add(qword[r15 + disp32(offsetof(SharedArea, fake_clock))], o_.fake_counter->op_cost);
     switch (c.kind) {
       case CaseKind::CounterRead:
       case CaseKind::Loop:
@@ -128,21 +126,21 @@ class BenchGuest {
     }
     const bool call_single = c.workload == Workload::CallSingle;
     if (call_single) {
-      g_.mov(qword[r15 + kOff(offsetof(SharedArea, csd) + offsetof(Csd, flags))], 1);
+      g_.mov(qword[r15 + disp32(offsetof(SharedArea, csd) + offsetof(Csd, flags))], 1);
       g_.mov(rax, g_.gva(csd_func_));
-      g_.mov(qword[r15 + kOff(offsetof(SharedArea, csd) + offsetof(Csd, func))], rax);
-      g_.mov(qword[r15 + kOff(offsetof(SharedArea, csd) + offsetof(Csd, arg))], 1);
+      g_.mov(qword[r15 + disp32(offsetof(SharedArea, csd) + offsetof(Csd, func))], rax);
+      g_.mov(qword[r15 + disp32(offsetof(SharedArea, csd) + offsetof(Csd, arg))], 1);
     } else {
-      g_.mov(qword[r15 + kOff(offsetof(SharedArea, ack))], 0);
+      g_.mov(qword[r15 + disp32(offsetof(SharedArea, ack))], 0);
     }
     emit_send(c.mechanism, call_single ? kBenchVectorCallSingle : kBenchVectorRoundTrip);
     Xbyak::Label wait;
     g_.L(wait);  // no PAUSE: the wait is part of the measured latency
     if (call_single) {
-      g_.cmp(qword[r15 + kOff(offsetof(SharedArea, csd) + offsetof(Csd, flags))], 0);
+      g_.cmp(qword[r15 + disp32(offsetof(SharedArea, csd) + offsetof(Csd, flags))], 0);
       g_.jne(wait, kNear);
     } else {
-      g_.cmp(qword[r15 + kOff(offsetof(SharedArea, ack))], 0);
+      g_.cmp(qword[r15 + disp32(offsetof(SharedArea, ack))], 0);
       g_.je(wait, kNear);
     }
   }
@@ -155,7 +153,7 @@ class BenchGuest {
     g_.L(gap);
     g_.rdtsc_ordered();
     g_.sub(rax, r11);
-    g_.cmp(rax, qword[r15 + kOff(offsetof(SharedArea, halt_gap_tsc))]);
+    g_.cmp(rax, qword[r15 + disp32(offsetof(SharedArea, halt_gap_tsc))]);
     g_.jb(gap, kNear);
   }
 
@@ -222,16 +220,16 @@ class BenchGuest {
   void emit_set_target_mode(TargetMode m) {
     const auto v = static_cast<std::uint32_t>(m);
     Xbyak::Label wait, done;
-    g_.mov(rax, qword[r15 + kOff(offsetof(SharedArea, target_mode))]);
+    g_.mov(rax, qword[r15 + disp32(offsetof(SharedArea, target_mode))]);
     g_.cmp(rax, v);
     g_.je(done, kNear);
-    g_.mov(qword[r15 + kOff(offsetof(SharedArea, target_mode))], v);
+    g_.mov(qword[r15 + disp32(offsetof(SharedArea, target_mode))], v);
     g_.cmp(rax, static_cast<std::uint32_t>(TargetMode::Halt));
     g_.jne(wait, kNear);
     emit_x2apic_send(kBenchVectorRoundTrip);  // untimed wake-up; the handler only sets `ack`
     g_.L(wait);
     g_.pause();
-    g_.cmp(qword[r15 + kOff(offsetof(SharedArea, target_mode_ack))], v);
+    g_.cmp(qword[r15 + disp32(offsetof(SharedArea, target_mode_ack))], v);
     g_.jne(wait, kNear);
     g_.L(done);
   }
@@ -241,23 +239,23 @@ class BenchGuest {
     g_.L(h_rt_);
     g_.push(rax); g_.push(rcx); g_.push(rdx);
     g_.eoi_and_count_irq();
-    g_.mov(qword[rax + kOff(offsetof(SharedArea, ack))], 1);
+    g_.mov(qword[rax + disp32(offsetof(SharedArea, ack))], 1);
     g_.pop(rdx); g_.pop(rcx); g_.pop(rax);
     g_.iretq();
     // Call single: EOI first (sysvec_call_function_single), run func(arg), unlock the CSD.
     g_.L(h_csd_);
     for (const auto& r : {rax, rcx, rdx, rsi, rdi, r8, r9, r10, r11}) g_.push(r);
     g_.eoi_and_count_irq();
-    g_.mov(rdi, qword[rax + kOff(offsetof(SharedArea, csd) + offsetof(Csd, arg))]);
-    g_.call(qword[rax + kOff(offsetof(SharedArea, csd) + offsetof(Csd, func))]);
+    g_.mov(rdi, qword[rax + disp32(offsetof(SharedArea, csd) + offsetof(Csd, arg))]);
+    g_.call(qword[rax + disp32(offsetof(SharedArea, csd) + offsetof(Csd, func))]);
     g_.mov(rax, kSharedGpa);
-    g_.mov(qword[rax + kOff(offsetof(SharedArea, csd) + offsetof(Csd, flags))], 0);  // csd_unlock
+    g_.mov(qword[rax + disp32(offsetof(SharedArea, csd) + offsetof(Csd, flags))], 0);  // csd_unlock
     for (const auto& r : {r11, r10, r9, r8, rdi, rsi, rdx, rcx, rax}) g_.pop(r);
     g_.iretq();
     // The queued function: csd_calls += arg.
     g_.L(csd_func_);
     g_.mov(rax, kSharedGpa);
-    g_.add(qword[rax + kOff(offsetof(SharedArea, csd_calls))], rdi);
+    g_.add(qword[rax + disp32(offsetof(SharedArea, csd_calls))], rdi);
     g_.ret();
     g_.set_vector(kBenchVectorRoundTrip, h_rt_);
     g_.set_vector(kBenchVectorCallSingle, h_csd_);
@@ -270,7 +268,7 @@ class BenchGuest {
     Xbyak::Label wait_ready, round;
     g_.L(wait_ready);
     g_.pause();
-    g_.cmp(qword[r15 + kOff(offsetof(SharedArea, ready) + kTarget * sizeof(Line))], 0);
+    g_.cmp(qword[r15 + disp32(offsetof(SharedArea, ready) + kTargetVcpu * sizeof(Line))], 0);
     g_.je(wait_ready, kNear);
     g_.L(round);
     for (std::size_t i = 0; i < cases_.size(); ++i) {
@@ -283,9 +281,9 @@ class BenchGuest {
       g_.mov(edi, static_cast<std::uint32_t>(i << 8 | kSyncChunkEnd));
       g_.ucall(UcallCmd::Sync);
     }
-    g_.inc(qword[r15 + kOff(offsetof(SharedArea, round))]);
-    g_.mov(rax, qword[r15 + kOff(offsetof(SharedArea, round))]);
-    g_.cmp(rax, qword[r15 + kOff(offsetof(SharedArea, rounds_total))]);
+    g_.inc(qword[r15 + disp32(offsetof(SharedArea, round))]);
+    g_.mov(rax, qword[r15 + disp32(offsetof(SharedArea, round))]);
+    g_.cmp(rax, qword[r15 + disp32(offsetof(SharedArea, rounds_total))]);
     g_.jb(round, kNear);
     emit_set_target_mode(TargetMode::Stop);
     g_.done();
@@ -294,13 +292,13 @@ class BenchGuest {
   void emit_target() {
     g_.L(target_);
     g_.init_cpu();
-    g_.mov(qword[r15 + kOff(offsetof(SharedArea, ready) + kTarget * sizeof(Line))], 1);
+    g_.mov(qword[r15 + disp32(offsetof(SharedArea, ready) + kTargetVcpu * sizeof(Line))], 1);
     Xbyak::Label top, halt, spin, spin_loop, out;
-    const auto mode = qword[r15 + kOff(offsetof(SharedArea, target_mode))];
+    const auto mode = qword[r15 + disp32(offsetof(SharedArea, target_mode))];
     g_.L(top);
     g_.cli();
     g_.mov(rax, mode);
-    g_.mov(qword[r15 + kOff(offsetof(SharedArea, target_mode_ack))], rax);
+    g_.mov(qword[r15 + disp32(offsetof(SharedArea, target_mode_ack))], rax);
     g_.cmp(rax, static_cast<std::uint32_t>(TargetMode::Stop));
     g_.je(out, kNear);
     g_.cmp(rax, static_cast<std::uint32_t>(TargetMode::Spin));

@@ -28,6 +28,9 @@ namespace ipilab::kvm {
 inline constexpr std::uint64_t kSyncChunkStart = 1;
 inline constexpr std::uint64_t kSyncChunkEnd = 2;
 
+/// The bench VM's two vCPUs: vCPU 0 sends, vCPU 1 is the target.
+inline constexpr unsigned kSenderVcpu = 0, kTargetVcpu = 1;
+
 /// Guest check ids (GuestError "check N"):
 ///   1 — KVM_HC_SEND_IPI returned RAX != 1 (number of vCPUs that accepted the IPI)
 ///   2 — a Hyper-V IPI hypercall returned a status whose low 16 bits are not HV_STATUS_SUCCESS

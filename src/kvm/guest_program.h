@@ -92,4 +92,7 @@ class GuestProgram : public Xbyak::CodeGenerator {
   std::array<bool, kMaxVcpus> has_entry_{};
 };
 
+/// A field offset (offsetof) as the 32-bit displacement of an Xbyak memory operand.
+constexpr std::uint32_t disp32(std::size_t offset) { return static_cast<std::uint32_t>(offset); }
+
 }  // namespace ipilab::kvm

@@ -18,7 +18,6 @@ using namespace Xbyak::util;
 namespace {
 
 constexpr std::uint8_t kVec = 0xFE;  // the selftest's IPI vector
-constexpr std::uint32_t kOff(std::size_t o) { return static_cast<std::uint32_t>(o); }
 constexpr std::uint16_t kSuccess = 0x0, kInvalidCode = 0x2, kInvalidInput = 0x3;
 
 struct Case {
@@ -161,13 +160,13 @@ void emit_receiver(GuestProgram& g) {
   g.rdmsr();
   g.shl(rdx, 32);
   g.or_(rax, rdx);
-  g.mov(qword[r15 + rbx + kOff(offsetof(SharedArea, vp_index))], rax);
-  g.mov(qword[r15 + rbx + kOff(offsetof(SharedArea, ready))], 1);
+  g.mov(qword[r15 + rbx + disp32(offsetof(SharedArea, vp_index))], rax);
+  g.mov(qword[r15 + rbx + disp32(offsetof(SharedArea, ready))], 1);
   {
     Xbyak::Label loop, out;
     g.L(loop);
     g.cli();
-    g.cmp(qword[r15 + kOff(offsetof(SharedArea, stop))], 0);
+    g.cmp(qword[r15 + disp32(offsetof(SharedArea, stop))], 0);
     g.jne(out);
     g.sti();
     g.hlt();
@@ -196,7 +195,7 @@ void emit_case(GuestProgram& g, const Case& c, std::size_t i, std::uint64_t cum1
   g.mov(rax, kHypercallPageGpa);
   g.call(rax);
   g.movzx(eax, ax);
-  g.mov(qword[r15 + kOff(offsetof(SharedArea, status) + i * sizeof(Line))], rax);
+  g.mov(qword[r15 + disp32(offsetof(SharedArea, status) + i * sizeof(Line))], rax);
   g.check_eq(rax, c.expected_status, 100 + i);
   // Wait for the expected counts (bounded), then a little longer for extra deliveries.
   Xbyak::Label wait, settled, settle;
@@ -204,16 +203,16 @@ void emit_case(GuestProgram& g, const Case& c, std::size_t i, std::uint64_t cum1
   g.mov(r12, rax);
   g.L(wait);
   g.mov(r11, cum1);
-  g.cmp(qword[r15 + kOff(offsetof(SharedArea, irqs) + 1 * sizeof(Line))], r11);
+  g.cmp(qword[r15 + disp32(offsetof(SharedArea, irqs) + 1 * sizeof(Line))], r11);
   Xbyak::Label not_yet;
   g.jne(not_yet);
   g.mov(r11, cum2);
-  g.cmp(qword[r15 + kOff(offsetof(SharedArea, irqs) + 2 * sizeof(Line))], r11);
+  g.cmp(qword[r15 + disp32(offsetof(SharedArea, irqs) + 2 * sizeof(Line))], r11);
   g.je(settled);
   g.L(not_yet);
   g.rdtsc_ordered();
   g.sub(rax, r12);
-  g.cmp(rax, qword[r15 + kOff(offsetof(SharedArea, param) + 16)]);
+  g.cmp(rax, qword[r15 + disp32(offsetof(SharedArea, param) + 16)]);
   g.jb(wait);
   g.L(settled);
   g.rdtsc_ordered();
@@ -221,7 +220,7 @@ void emit_case(GuestProgram& g, const Case& c, std::size_t i, std::uint64_t cum1
   g.L(settle);
   g.rdtsc_ordered();
   g.sub(rax, r12);
-  g.cmp(rax, qword[r15 + kOff(offsetof(SharedArea, param) + 24)]);
+  g.cmp(rax, qword[r15 + disp32(offsetof(SharedArea, param) + 24)]);
   g.jb(settle);
   g.mov(rdi, i);
   g.ucall(UcallCmd::Sync);
@@ -285,7 +284,7 @@ std::vector<HvCaseResult> run_hyperv_ipi_cases() {
     Xbyak::Label w;
     g.L(w);
     g.pause();
-    g.cmp(qword[r15 + kOff(offsetof(SharedArea, ready) + r * sizeof(Line))], 0);
+    g.cmp(qword[r15 + disp32(offsetof(SharedArea, ready) + r * sizeof(Line))], 0);
     g.je(w);
   }
   std::uint64_t cum1 = 0, cum2 = 0;
@@ -297,7 +296,7 @@ std::vector<HvCaseResult> run_hyperv_ipi_cases() {
     results.push_back({c.name, c.expected_status, 0, cum1, cum2, 0, 0});
     emit_case(g, c, i, cum1, cum2);
   }
-  g.mov(qword[r15 + kOff(offsetof(SharedArea, stop))], 1);
+  g.mov(qword[r15 + disp32(offsetof(SharedArea, stop))], 1);
   emit_wake_receivers(g);
   g.done();
 
@@ -341,7 +340,7 @@ bool run_hyperv_xmm_without_cpuid_gets_ud() {
   g.L(ud);  // #UD handler: status[0] = 1, resume (at the page's RET, which returns to the caller)
   g.push(rax);
   g.mov(rax, kSharedGpa);
-  g.mov(qword[rax + kOff(offsetof(SharedArea, status))], 1);
+  g.mov(qword[rax + disp32(offsetof(SharedArea, status))], 1);
   g.pop(rax);
   g.iretq();
   g.set_vector(6, ud);
@@ -355,7 +354,7 @@ bool run_hyperv_xmm_without_cpuid_gets_ud() {
   g.mov(rax, 0x5A5A);  // must survive: #UD leaves RAX untouched
   g.mov(r11, kHypercallPageGpa);
   g.call(r11);
-  g.mov(qword[r15 + kOff(offsetof(SharedArea, status) + sizeof(Line))], rax);
+  g.mov(qword[r15 + disp32(offsetof(SharedArea, status) + sizeof(Line))], rax);
   g.done();
   g.L(e1);
   g.done();

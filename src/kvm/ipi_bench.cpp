@@ -122,7 +122,6 @@ bool kvm_hypercall_works() {
 
 namespace {
 
-constexpr unsigned kSender = 0, kTarget = 1;
 
 bool is_hv(const BenchCase& c) {
   return c.kind == CaseKind::Ipi && (c.mechanism == Mechanism::HvFast || c.mechanism == Mechanism::HvEx);
@@ -142,7 +141,7 @@ class Conductor {
       : vm_(vm), c_(c), cases_(std::move(cases)), slice_(slice) {}
 
   void on_sync(unsigned vcpu, std::uint64_t stage) {
-    if (vcpu != kSender) return;
+    if (vcpu != kSenderVcpu) return;
     const std::size_t i = stage >> 8;
     if (i >= cases_.size()) throw std::runtime_error(fmt::format("guest synced for unknown case {}", i));
     current_ = i;
@@ -156,8 +155,8 @@ class Conductor {
       ctl.slice = slice_;
       ctl.warmup = c_.warmup;
       ctl.records_gpa = kSamplesGpa;
-      exits_at_start_ = vm_.exits_so_far(kSender);
-      irqs_at_start_ = sh.irqs[kTarget].v;
+      exits_at_start_ = vm_.exits_so_far(kSenderVcpu);
+      irqs_at_start_ = sh.irqs[kTargetVcpu].v;
       csd_at_start_ = sh.csd_calls.v;
       return;
     }
@@ -183,13 +182,13 @@ class Conductor {
       r.iterations_run += counts_iterations ? iterations : 0;
       if (ctl.truncated) ++r.rounds_truncated;
     }
-    const ExitCounts now = vm_.exits_so_far(kSender);
+    const ExitCounts now = vm_.exits_so_far(kSenderVcpu);
     for (const auto& [k, v] : now) {
       const std::uint64_t before = exits_at_start_.count(k) ? exits_at_start_.at(k) : 0;
       const std::uint64_t extra = k == "io:ucall" ? 1 : 0;  // the chunk-end sync itself
       if (v > before + extra) r.sender_exits[k] += v - before - extra;
     }
-    r.target_irqs += sh.irqs[kTarget].v - irqs_at_start_;
+    r.target_irqs += sh.irqs[kTargetVcpu].v - irqs_at_start_;
     r.csd_calls += sh.csd_calls.v - csd_at_start_;
     if (i + 1 == cases_.size()) {
       if (round_ == 0) calibrate();

@@ -12,16 +12,20 @@
 
 namespace ipilab::trace {
 
-namespace {
-
-std::size_t idx(IpiKind k) { return static_cast<std::size_t>(k); }
-
+// Named, not anonymous: IpiAnalysis::State (declared in the header) holds these maps.
+namespace analysis_detail {
 struct NameHash {
   using is_transparent = void;
   std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
 };
 template <typename V>
 using NameMap = std::unordered_map<std::string, V, NameHash, std::equal_to<>>;
+}  // namespace analysis_detail
+using analysis_detail::NameMap;
+
+namespace {
+
+std::size_t idx(IpiKind k) { return static_cast<std::size_t>(k); }
 
 constexpr std::size_t kMaxWaiting = 256;
 constexpr std::uint64_t kBatchGapNs = 1'000'000;  // a queue batch open longer than 1 ms is closed

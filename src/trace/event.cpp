@@ -23,7 +23,6 @@ std::string_view kind_name(IpiKind kind) {
 }
 
 namespace {
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 std::string_view symbol_base(std::string_view sym) {
   const auto plus = sym.find('+');
   return plus == std::string_view::npos ? sym : sym.substr(0, plus);
@@ -35,7 +34,7 @@ IpiKind kind_from_callback(std::string_view callback) {
   const std::string_view base = symbol_base(callback);
   if (base == "generic_smp_call_function_single_interrupt") return IpiKind::CallFunctionSingle;
   if (base == "generic_smp_call_function_interrupt") return IpiKind::CallFunction;
-  if (starts_with(base, "irq_work")) return IpiKind::IrqWork;
+  if (base.starts_with("irq_work")) return IpiKind::IrqWork;
   return IpiKind::Unknown;
 }
 
@@ -43,16 +42,16 @@ IpiKind send_kind(std::string_view callsite, std::string_view callback, EventTyp
   const IpiKind k = kind_from_callback(callback);
   if (k == IpiKind::CallFunctionSingle && type == EventType::IpiSendCpumask) return IpiKind::CallFunction;
   if (k != IpiKind::Unknown) return k;
-  if (starts_with(callsite, "irq_work_queue") || starts_with(callsite, "irq_work_raise")) return IpiKind::IrqWork;
+  if (callsite.starts_with("irq_work_queue") || callsite.starts_with("irq_work_raise")) return IpiKind::IrqWork;
   return IpiKind::Unknown;
 }
 
 IpiKind kind_from_arm_reason(std::string_view reason) {
-  if (starts_with(reason, "Rescheduling")) return IpiKind::Reschedule;
-  if (starts_with(reason, "Single function call")) return IpiKind::CallFunctionSingle;
-  if (starts_with(reason, "Function call")) return IpiKind::CallFunction;
-  if (starts_with(reason, "IRQ work")) return IpiKind::IrqWork;
-  if (starts_with(reason, "Timer broadcast")) return IpiKind::TimerBroadcast;
+  if (reason.starts_with("Rescheduling")) return IpiKind::Reschedule;
+  if (reason.starts_with("Single function call")) return IpiKind::CallFunctionSingle;
+  if (reason.starts_with("Function call")) return IpiKind::CallFunction;
+  if (reason.starts_with("IRQ work")) return IpiKind::IrqWork;
+  if (reason.starts_with("Timer broadcast")) return IpiKind::TimerBroadcast;
   return IpiKind::Other;
 }
 

@@ -24,7 +24,6 @@ std::string_view format_name(TraceFormat format) {
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 // Names a binary content by its magic bytes (for the "not a trace" message).
 std::string binary_kind(std::string_view head) {
@@ -47,7 +46,7 @@ std::string binary_kind(std::string_view head) {
       {"SQLite format 3", "an SQLite database"},
   };
   for (const auto& m : kMagics)
-    if (starts_with(head, m.bytes)) return m.what;
+    if (head.starts_with(m.bytes)) return m.what;
   if (head.size() > 262 && head.substr(257, 5) == "ustar") return "a tar archive";
   return fmt::format("binary data (first bytes {:02x} {:02x} {:02x} {:02x}), not a trace.dat (no 0x17 0x08 0x44 'tracing' "
                      "magic at byte 0)",
@@ -95,7 +94,7 @@ bool has_perf_event_token(std::string_view line) {
 TraceFormat detect_format(std::string_view head, const std::string& place) {
   if (head.empty()) throw InputError(place, "empty file (no trace in it)");
   constexpr std::string_view kDatMagic("\x17\x08\x44tracing", 10);
-  if (starts_with(head, kDatMagic)) return TraceFormat::TraceDat;
+  if (head.starts_with(kDatMagic)) return TraceFormat::TraceDat;
   if (head.size() < kDatMagic.size() && kDatMagic.substr(0, head.size()) == head)
     throw InputError(place, fmt::format("truncated trace.dat (only {} bytes)", head.size()));
   if (detect_compression(head) != Compression::None)
@@ -109,8 +108,8 @@ TraceFormat detect_format(std::string_view head, const std::string& place) {
   {
     std::string_view t = head.substr(0, head.find('\n'));
     while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
-    if (starts_with(t, "cpus=") || starts_with(t, "version = ")) return TraceFormat::TraceCmdReport;
-    if (starts_with(t, "# tracer:")) return TraceFormat::TracefsTrace;
+    if (t.starts_with("cpus=") || t.starts_with("version = ")) return TraceFormat::TraceCmdReport;
+    if (t.starts_with("# tracer:")) return TraceFormat::TracefsTrace;
   }
   if (binary) throw InputError(place, "this is " + binary_kind(head));
   // First meaningful line.
@@ -124,12 +123,12 @@ TraceFormat detect_format(std::string_view head, const std::string& place) {
     std::string_view t = line;
     while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
     if (t.empty()) continue;
-    if (starts_with(t, "cpus=") || starts_with(t, "version = ")) return TraceFormat::TraceCmdReport;
-    if (starts_with(t, "# tracer:")) return TraceFormat::TracefsTrace;
+    if (t.starts_with("cpus=") || t.starts_with("version = ")) return TraceFormat::TraceCmdReport;
+    if (t.starts_with("# tracer:")) return TraceFormat::TracefsTrace;
     if (t.front() == '#') continue;  // perf script --header, comments
     // A terminal paste of `trace-cmd report` starts with what it printed on its standard error
     // ("CPU 0 is empty"), and a paste may start inside a stack trace ("=> function (address)").
-    if ((starts_with(t, "CPU ") && t.find(" is empty") != std::string_view::npos) || starts_with(t, "=> ")) continue;
+    if ((t.starts_with("CPU ") && t.find(" is empty") != std::string_view::npos) || t.starts_with("=> ")) continue;
     first_line = t;
     if (has_perf_event_token(line)) return TraceFormat::PerfScript;
     // A headerless text trace (e.g. `trace-cmd report` piped through grep): an event line.

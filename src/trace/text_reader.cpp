@@ -23,7 +23,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
 }
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 template <typename T>
 bool parse_dec(std::string_view s, T& out) {
@@ -229,18 +228,18 @@ bool TextTraceParser::non_event_line(std::string_view t) {
       while (e < t.size() && is_digit(t[e])) ++e;
       if (parse_dec(t.substr(p + 3, e - p - 3), n) && n > 0 && n <= kMaxCpus) info_.online_cpus = n;
     }
-    return skip(starts_with(t, "#####") ? "trace-cmd message" : "comment");
+    return skip(t.starts_with("#####") ? "trace-cmd message" : "comment");
   }
-  if (starts_with(t, "=> ") || t == "=>") return skip("stack");
-  if (starts_with(t, "cpus=")) {
+  if (t.starts_with("=> ") || t == "=>") return skip("stack");
+  if (t.starts_with("cpus=")) {
     std::uint32_t n = 0;
     if (!parse_dec(t.substr(5), n) || n == 0 || n > kMaxCpus) fail("bad CPU count in 'cpus=N' header");
     if (!begun_) cpus_ = n;
     info_.header_cpus = std::max(info_.header_cpus, n);
     return true;
   }
-  if (starts_with(t, "version = ")) return skip("trace-cmd message");
-  if (starts_with(t, "CPU:")) {  // "CPU:1 [LOST 123 EVENTS]"
+  if (t.starts_with("version = ")) return skip("trace-cmd message");
+  if (t.starts_with("CPU:")) {  // "CPU:1 [LOST 123 EVENTS]"
     std::size_t e = 4;
     while (e < t.size() && is_digit(t[e])) ++e;
     std::uint32_t cpu = 0;
@@ -255,7 +254,7 @@ bool TextTraceParser::non_event_line(std::string_view t) {
       return true;
     }
   }
-  if (starts_with(t, "CPU ") && t.find(" is empty") != std::string_view::npos) return skip("trace-cmd message");
+  if (t.starts_with("CPU ") && t.find(" is empty") != std::string_view::npos) return skip("trace-cmd message");
   return false;
 }
 
@@ -332,7 +331,7 @@ struct FieldReader {
   std::uint64_t pointer(std::string_view key) const {
     std::string_view v = need(key);
     if (v == "(nil)" || v == "0") return 0;
-    if (starts_with(v, "0x")) v.remove_prefix(2);
+    if (v.starts_with("0x")) v.remove_prefix(2);
     std::uint64_t x = 0;
     const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x, 16);
     if (ec != std::errc() || p != v.data() + v.size() || v.empty())
@@ -464,7 +463,7 @@ Decoded decode_text_fields(std::string_view name, std::string_view fields, Trace
   // "[FAILED TO PARSE] cpu=1 callsite=0xffffffff81234567 callback=0x0": the raw fields.
   constexpr std::string_view kFailed = "[FAILED TO PARSE]";
   FieldReader r{name, {}, false};
-  if (starts_with(fields, kFailed)) {
+  if (fields.starts_with(kFailed)) {
     fields = trim(fields.substr(kFailed.size()));
     r.raw = true;
   }
