@@ -13,9 +13,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr const char* kHead = "[profile]\nname = \"t\"\nclock_ghz = 2.0\nclock_source = \"test\"\n";  // 4 lines
+constexpr const char* kDistHead = "[profile]\nname = \"t\"\nclock_ghz = 2.0\nclock_source = \"test\"\n";  // 4 lines
 
-Profile parse(const std::string& body) { return Profile::parse(std::string(kHead) + body, "p.toml"); }
+Profile parse(const std::string& body) { return Profile::parse(std::string(kDistHead) + body, "p.toml"); }
 
 std::string error_of(const std::string& body) {
   try {

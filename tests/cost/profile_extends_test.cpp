@@ -44,7 +44,7 @@ class Dir {
   fs::path path_;
 };
 
-std::string error_of(const std::string& file) {
+std::string extends_error_of(const std::string& file) {
   try {
     Profile::load_file(file);
   } catch (const InputError& e) {
@@ -139,21 +139,21 @@ TEST(ProfileExtends, ShippedName_ResolvedInTheDataFolder_ShownRelativeToIt) {
 
 TEST(ProfileExtends, Errors_MissingBase_Cycle_Depth_ClockHalf) {
   Dir d;
-  EXPECT_THAT(error_of(d.write("a.toml", "[profile]\nname = \"a\"\nextends = \"nosuch\"\n")),
+  EXPECT_THAT(extends_error_of(d.write("a.toml", "[profile]\nname = \"a\"\nextends = \"nosuch\"\n")),
               HasSubstr("a.toml:3:1: profile.extends: no shipped profile 'nosuch' (shipped: "));
-  EXPECT_THAT(error_of(d.write("a.toml", "[profile]\nname = \"a\"\nextends = \"nosuch\"\n")), HasSubstr("kunpeng920-2s"));
-  EXPECT_THAT(error_of(d.write("m.toml", "[profile]\nname = \"m\"\nextends = \"kunpeng920\"\n")),
+  EXPECT_THAT(extends_error_of(d.write("a.toml", "[profile]\nname = \"a\"\nextends = \"nosuch\"\n")), HasSubstr("kunpeng920-2s"));
+  EXPECT_THAT(extends_error_of(d.write("m.toml", "[profile]\nname = \"m\"\nextends = \"kunpeng920\"\n")),
               HasSubstr("no shipped profile 'kunpeng920'; did you mean 'kunpeng920-2s'?"));
-  EXPECT_THAT(error_of(d.write("b.toml", "[profile]\nname = \"b\"\nextends = \"sub/none.toml\"\n")),
+  EXPECT_THAT(extends_error_of(d.write("b.toml", "[profile]\nname = \"b\"\nextends = \"sub/none.toml\"\n")),
               HasSubstr("b.toml:3:1: profile.extends: no such profile file '"));
   // a cycle of two, and one of one
   d.write("x.toml", "[profile]\nname = \"x\"\nextends = \"y.toml\"\n");
   const std::string y = d.write("y.toml", "[profile]\nname = \"y\"\nextends = \"x.toml\"\n");
-  const std::string err = error_of(y);
+  const std::string err = extends_error_of(y);
   EXPECT_THAT(err, HasSubstr("x.toml:3:1: profile.extends: cycle: "));
   EXPECT_THAT(err, HasSubstr("y.toml -> "));
   EXPECT_THAT(err, HasSubstr("x.toml -> "));
-  EXPECT_THAT(error_of(d.write("self.toml", "[profile]\nname = \"s\"\nextends = \"self.toml\"\n")),
+  EXPECT_THAT(extends_error_of(d.write("self.toml", "[profile]\nname = \"s\"\nextends = \"self.toml\"\n")),
               HasSubstr("self.toml:3:1: profile.extends: cycle: "));
   // a chain of 9 files: one too many
   d.write("l0.toml", kBase);
@@ -161,18 +161,18 @@ TEST(ProfileExtends, Errors_MissingBase_Cycle_Depth_ClockHalf) {
     d.write("l" + std::to_string(i) + ".toml",
             "[profile]\nname = \"l" + std::to_string(i) + "\"\nextends = \"l" + std::to_string(i - 1) + ".toml\"\n");
   EXPECT_NO_THROW(Profile::load_file(d.write("l7.toml", "[profile]\nname = \"l7\"\nextends = \"l6.toml\"\n")));  // 8 levels
-  EXPECT_THAT(error_of(d.write("l8.toml", "[profile]\nname = \"l8\"\nextends = \"l7.toml\"\n")),
+  EXPECT_THAT(extends_error_of(d.write("l8.toml", "[profile]\nname = \"l8\"\nextends = \"l7.toml\"\n")),
               HasSubstr("l1.toml:3:1: profile.extends: more than 8 levels of extends"));
   // clock: both halves or none; none is only allowed with a base
-  EXPECT_THAT(error_of(d.write("c1.toml", "[profile]\nname = \"c\"\nextends = \"l0.toml\"\nclock_ghz = 3.0\n")),
+  EXPECT_THAT(extends_error_of(d.write("c1.toml", "[profile]\nname = \"c\"\nextends = \"l0.toml\"\nclock_ghz = 3.0\n")),
               HasSubstr("c1.toml:1:1: profile.clock_source: missing"));
-  EXPECT_THAT(error_of(d.write("c2.toml", "[profile]\nname = \"c\"\nclock_source = \"s\"\n")),
+  EXPECT_THAT(extends_error_of(d.write("c2.toml", "[profile]\nname = \"c\"\nclock_source = \"s\"\n")),
               HasSubstr("c2.toml:3:1: profile.clock_source: needs clock_ghz beside it"));
-  EXPECT_THAT(error_of(d.write("c3.toml", "[profile]\nname = \"c\"\n")),
+  EXPECT_THAT(extends_error_of(d.write("c3.toml", "[profile]\nname = \"c\"\n")),
               HasSubstr("c3.toml:1:1: profile.clock_ghz: missing (a number is required; a profile that extends another may inherit it)"));
   // an error inside the base names the base's file and line
   d.write("bad.toml", kBase + "[cost.guest.irq_exit]\nvalue = 1\nunit = \"parsecs\"\nsource = \"s\"\n");
-  EXPECT_THAT(error_of(d.write("ok.toml", "[profile]\nname = \"ok\"\nextends = \"bad.toml\"\n")),
+  EXPECT_THAT(extends_error_of(d.write("ok.toml", "[profile]\nname = \"ok\"\nextends = \"bad.toml\"\n")),
               HasSubstr("bad.toml:13:1: cost.guest.irq_exit.unit: unit mismatch"));
 }
 

@@ -11,13 +11,13 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr const char* kHead = "[profile]\nname = \"t\"\nclock_ghz = 2.0\nclock_source = \"test\"\n";
+constexpr const char* kRangeHead = "[profile]\nname = \"t\"\nclock_ghz = 2.0\nclock_source = \"test\"\n";
 
-Profile parse(const std::string& body) { return Profile::parse(std::string(kHead) + body, "p.toml"); }
+Profile parse_range(const std::string& body) { return Profile::parse(std::string(kRangeHead) + body, "p.toml"); }
 
-std::string error_of(const std::string& body) {
+std::string range_error_of(const std::string& body) {
   try {
-    parse(body);
+    parse_range(body);
   } catch (const InputError& e) {
     return e.what();
   }
@@ -26,7 +26,7 @@ std::string error_of(const std::string& body) {
 }
 
 TEST(ProfileRange, AbsoluteAndRelative) {
-  const Profile p = parse(R"([cost.vm.exit_entry]
+  const Profile p = parse_range(R"([cost.vm.exit_entry]
 value = 1000
 unit = "cycles"
 range = [800, 1500]
@@ -50,7 +50,7 @@ source = "SOURCED: y"
 }
 
 TEST(ProfileRange, ClassDefaults) {
-  const Profile p = parse(R"([cost.vm.exit_entry]
+  const Profile p = parse_range(R"([cost.vm.exit_entry]
 value = 1
 unit = "ns"
 source = "ESTIMATE: x"
@@ -66,23 +66,23 @@ source = "FITTED to F1"
 }
 
 TEST(ProfileRange, OverrideIsHeldFixed) {
-  Profile p = parse("[cost.vm.exit_entry]\nvalue = 1\nunit = \"ns\"\nsource = \"ESTIMATE: x\"\n");
+  Profile p = parse_range("[cost.vm.exit_entry]\nvalue = 1\nunit = \"ns\"\nsource = \"ESTIMATE: x\"\n");
   p.set("vm.exit_entry", 5, Unit::Ns, 0, "variant");
   EXPECT_TRUE(p.get("vm.exit_entry").range.fixed());
 }
 
 TEST(ProfileRange, Errors) {
   const std::string e = "[cost.vm.exit_entry]\nvalue = 100\nunit = \"ns\"\nsource = \"ESTIMATE: x\"\n";
-  EXPECT_THAT(error_of(e + "range = [110, 200]\nrange_reason = \"r\"\n"),
+  EXPECT_THAT(range_error_of(e + "range = [110, 200]\nrange_reason = \"r\"\n"),
               HasSubstr("p.toml:9:1: cost.vm.exit_entry.range: [110, 200] ns must hold the value 100"));
-  EXPECT_THAT(error_of(e + "range = 0.3\n"), HasSubstr("cost.vm.exit_entry.range_reason: missing"));
-  EXPECT_THAT(error_of(e + "range_reason = \"r\"\n"), HasSubstr("range_reason: needs range beside it"));
-  EXPECT_THAT(error_of(e + "range = 1.5\nrange_reason = \"r\"\n"), HasSubstr("a relative range must be in (0, 1]"));
-  EXPECT_THAT(error_of(e + "range = [1, 2, 3]\nrange_reason = \"r\"\n"), HasSubstr("expected [low, high]"));
+  EXPECT_THAT(range_error_of(e + "range = 0.3\n"), HasSubstr("cost.vm.exit_entry.range_reason: missing"));
+  EXPECT_THAT(range_error_of(e + "range_reason = \"r\"\n"), HasSubstr("range_reason: needs range beside it"));
+  EXPECT_THAT(range_error_of(e + "range = 1.5\nrange_reason = \"r\"\n"), HasSubstr("a relative range must be in (0, 1]"));
+  EXPECT_THAT(range_error_of(e + "range = [1, 2, 3]\nrange_reason = \"r\"\n"), HasSubstr("expected [low, high]"));
 }
 
 TEST(ProfileRange, ScaleMeanKeepsTheShape) {
-  Profile p = parse(R"([cost.vm.exit_entry]
+  Profile p = parse_range(R"([cost.vm.exit_entry]
 value = 1000
 unit = "cycles"
 spread = 0.1

@@ -10,7 +10,7 @@
 namespace ipilab::gic {
 namespace {
 
-constexpr auto Post = Find41Policy::PostSeed;
+constexpr auto PostPolicy = Find41Policy::PostSeed;
 
 // GITS_BASER2 with 32-byte entries, 64K pages, 16 vPEID bits: (32 << 16) = 2 MiB > 2 x 64K -> indirect;
 // ids = 16 - log2(64K / 32) = 5, level-1 = 8 << 5 = 256 bytes -> one 64K page (Size = 0).
@@ -62,7 +62,7 @@ TEST(GicVpeTables, CommonLpiAff1_Aff3Sockets_PerSocketTables) {
   LinuxItsDriver drv(sys);
   EXPECT_EQ(sys.read_gicr_vpropbaser(1), kVpropFromItsBits | 0x5000'0000);
   EXPECT_EQ(sys.read_gicr_vpropbaser(2), kVpropFromItsBits | 0x5001'0000);
-  EXPECT_EQ(drv.find_4_1_its(3, Post), 1);
+  EXPECT_EQ(drv.find_4_1_its(3, PostPolicy), 1);
 }
 
 // CommonLPIAff 3 (Aff3.Aff2.Aff1): with 32 CPUs per socket the RDs form two Aff1 clusters of 16; the
@@ -85,10 +85,10 @@ TEST(GicVpeTables, CommonLpiAff3_SecondClusterPrivate_ZOnlyOnTheAllocator) {
   EXPECT_EQ(sys.read_gicr_vpropbaser(40), kVpropFromItsBits | 0x5001'0000);
   EXPECT_EQ(drv.vpe_table_mask(20), (drv.vpe_table_mask(31)));
   EXPECT_EQ(drv.vpe_table_mask(20).size(), 16U);
-  EXPECT_EQ(drv.find_4_1_its(5, Post), 0);
-  EXPECT_EQ(drv.find_4_1_its(20, Post), 1);  // NULL -> first v4.1 in its_nodes: ITS 1
-  EXPECT_EQ(drv.find_4_1_its(40, Post), 1);
-  EXPECT_FALSE(drv.choose_sgir_its(20, Post).its_local);
+  EXPECT_EQ(drv.find_4_1_its(5, PostPolicy), 0);
+  EXPECT_EQ(drv.find_4_1_its(20, PostPolicy), 1);  // NULL -> first v4.1 in its_nodes: ITS 1
+  EXPECT_EQ(drv.find_4_1_its(40, PostPolicy), 1);
+  EXPECT_FALSE(drv.choose_sgir_its(20, PostPolicy).its_local);
 }
 
 TEST(GicVpeTables, SmallEntries_FlatBaser2_TwoPages) {

@@ -96,6 +96,9 @@ inline FlatGuestMemory memory_with(const std::vector<std::uint8_t>& page) {
 }
 
 // ---- small builders for hand-written cases ----
+inline constexpr auto SUCCESS = HvStatus::HV_STATUS_SUCCESS;
+inline constexpr auto INPUT = HvStatus::HV_STATUS_INVALID_HYPERCALL_INPUT;
+
 inline std::vector<std::uint32_t> vps_of(const HypercallOutcome& o) {
   std::vector<std::uint32_t> v;
   for (const auto& d : o.delivered) v.push_back(d.vp_index);

@@ -18,8 +18,8 @@ using testdata::slow;
 using testdata::vps_of;
 using testdata::xmm_ex;
 
-constexpr auto SUCCESS = HvStatus::HV_STATUS_SUCCESS;
-constexpr auto INPUT = HvStatus::HV_STATUS_INVALID_HYPERCALL_INPUT;
+using testdata::INPUT;
+using testdata::SUCCESS;
 constexpr std::uint32_t kV = 0xFE;
 
 Partition selftest_on(KvmVersion v) {

@@ -9,12 +9,7 @@ namespace ipilab::hv {
 namespace {
 
 using testdata::SelftestCase;
-
-std::vector<std::uint32_t> vps_of(const HypercallOutcome& o) {
-  std::vector<std::uint32_t> v;
-  for (const auto& d : o.delivered) v.push_back(d.vp_index);
-  return v;
-}
+using testdata::vps_of;
 
 class KvmSelftestHypervIpi : public ::testing::TestWithParam<SelftestCase> {};
 

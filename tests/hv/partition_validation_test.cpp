@@ -21,8 +21,8 @@ using testdata::to_vec;
 using testdata::vps_of;
 using testdata::xmm_ex;
 
-constexpr auto SUCCESS = HvStatus::HV_STATUS_SUCCESS;
-constexpr auto INPUT = HvStatus::HV_STATUS_INVALID_HYPERCALL_INPUT;
+using testdata::INPUT;
+using testdata::SUCCESS;
 constexpr auto CODE = HvStatus::HV_STATUS_INVALID_HYPERCALL_CODE;
 constexpr auto PARAM = HvStatus::HV_STATUS_INVALID_PARAMETER;
 constexpr auto DENIED = HvStatus::HV_STATUS_ACCESS_DENIED;

@@ -18,14 +18,14 @@ namespace {
 
 constexpr int kN = 200'000;
 
-struct Moments {
+struct SampleMoments {
   double mean = 0, cv = 0;
   std::vector<double> xs;
 };
 
-Moments draw(const Distribution& d, std::uint64_t seed, int n = kN) {
+SampleMoments draw(const Distribution& d, std::uint64_t seed, int n = kN) {
   Rng rng(seed);
-  Moments m;
+  SampleMoments m;
   m.xs.reserve(static_cast<std::size_t>(n));
   double s = 0, s2 = 0;
   for (int i = 0; i < n; ++i) {
@@ -71,7 +71,7 @@ TEST(Distribution, Exponential_MeanCvMedianAndTail) {
   const Distribution d = Distribution::exponential(from_ns(1000));
   EXPECT_EQ(d.kind(), DistKind::Exponential);
   EXPECT_DOUBLE_EQ(d.cv(), 1.0);
-  const Moments m = draw(d, 11);
+  const SampleMoments m = draw(d, 11);
   EXPECT_NEAR(m.mean, 1e6, 1e4);  // 1 %
   EXPECT_NEAR(m.cv, 1.0, 0.015);
   // Quantiles of Exp(1e6 ps): median ln 2 = 693,147 ps; p99 = ln 100 = 4,605,170 ps.
@@ -83,7 +83,7 @@ TEST(Distribution, Exponential_MeanCvMedianAndTail) {
 TEST(Distribution, Normal_MeanCvSymmetryAndOneDraw) {
   const Distribution d = Distribution::normal(from_ns(1000), 0.1);
   EXPECT_EQ(d.kind(), DistKind::Normal);
-  const Moments m = draw(d, 12);
+  const SampleMoments m = draw(d, 12);
   EXPECT_NEAR(m.mean, 1e6, 1e6 * 0.001);  // standard error 0.022 %
   EXPECT_NEAR(m.cv, 0.1, 0.002);
   // p16 and p84 of N(m, 0.1 m) at m -+ 0.1 m (z = -+0.9945 for 16 / 84 %).
@@ -113,7 +113,7 @@ TEST(Distribution, Empirical_BinWeightsUniformInsideAndExactMean) {
   const Distribution d = Distribution::empirical(Ps{5375}, bins);
   EXPECT_EQ(d.kind(), DistKind::Empirical);
   EXPECT_DOUBLE_EQ(d.scale(), 1.0);
-  const Moments m = draw(d, 13);
+  const SampleMoments m = draw(d, 13);
   int in[4] = {0, 0, 0, 0}, first_half_of_bin1 = 0;
   for (double x : m.xs) {
     if (x >= 1000 && x < 2000) ++in[0];
@@ -139,7 +139,7 @@ TEST(Distribution, Empirical_ScalesToTheStatedMean) {
   // Bins with mean 1500 ps, stated mean 1515 ps (+1 %): every sample is scaled by 1.01.
   const Distribution d = Distribution::empirical(Ps{1515}, {{1000, 2000, 1}});
   EXPECT_NEAR(d.scale(), 1.01, 1e-12);
-  const Moments m = draw(d, 14);
+  const SampleMoments m = draw(d, 14);
   EXPECT_NEAR(m.mean, 1515, 1515 * 0.002);
   EXPECT_GE(m.xs.front(), 1010 - 1);
   EXPECT_LE(m.xs.back(), 2020 + 1);

@@ -85,7 +85,7 @@ Analysed analyse(const std::string& text, AnalysisOptions opt = {}) {
 }
 
 const std::string kCf = "callback=generic_smp_call_function_interrupt+0x0";
-const std::string kCfs = "callback=generic_smp_call_function_single_interrupt+0x0";
+const std::string kCfsCallback = "callback=generic_smp_call_function_single_interrupt+0x0";
 
 TEST(CpumaskInText, EveryFormPairsAndABadValueIsLeftOutWithCountAndFirstLine) {
   const auto r = analyse("cpus=16\n"
@@ -124,11 +124,11 @@ TEST(CpumaskInText, AnAmbiguousValueIsLeftOutNamingBothReadingsAnUnambiguousOneK
   // ipi_send_cpumask with the call-function handler is a call-function IPI (call_function_entry).
   const std::string cf = "  b-2 [001] 1.000002000: call_function_entry: vector=252\n";
   const auto r = analyse("cpus=2\n"
-                         "  a-1 [000] 1.000001000: ipi_send_cpumask: cpumask=1 callsite=f+0x1 " + kCfs + "\n" + cf +
-                         "  a-1 [000] 1.000003000: ipi_send_cpumask: cpumask=3 callsite=f+0x1 " + kCfs + "\n"
-                         "  a-1 [000] 1.000004000: ipi_send_cpumask: cpumask=0-3 callsite=f+0x1 " + kCfs + "\n"
-                         "  a-1 [000] 1.000005000: ipi_send_cpumask: cpumask=3 callsite=f+0x1 " + kCfs + "\n"
-                         "  a-1 [000] 1.000006000: ipi_send_cpumask: cpumask=00000000,00000004 callsite=f+0x1 " + kCfs + "\n");
+                         "  a-1 [000] 1.000001000: ipi_send_cpumask: cpumask=1 callsite=f+0x1 " + kCfsCallback + "\n" + cf +
+                         "  a-1 [000] 1.000003000: ipi_send_cpumask: cpumask=3 callsite=f+0x1 " + kCfsCallback + "\n"
+                         "  a-1 [000] 1.000004000: ipi_send_cpumask: cpumask=0-3 callsite=f+0x1 " + kCfsCallback + "\n"
+                         "  a-1 [000] 1.000005000: ipi_send_cpumask: cpumask=3 callsite=f+0x1 " + kCfsCallback + "\n"
+                         "  a-1 [000] 1.000006000: ipi_send_cpumask: cpumask=00000000,00000004 callsite=f+0x1 " + kCfsCallback + "\n");
   const IpiAnalysis& a = r.only();
   EXPECT_EQ(a.ipis_sent(), 6u);  // "1", "0-3" (4 targets), CPU 2
   EXPECT_EQ(a.matched(), 1u);
@@ -154,10 +154,10 @@ TEST(CpumaskInText, AnAmbiguousValueIsLeftOutNamingBothReadingsAnUnambiguousOneK
 TEST(CpumaskInText, WithoutAHeaderNoCpuCountIsAssumed) {
   // No cpus=N / #P:N line: CPU 7 has logged nothing yet, but may exist; the sends are read as they
   // are (CPU lists) and paired, with no reader warning.
-  const auto r = analyse("  a-1 [000] 1.000001000: ipi_send_cpumask: cpumask=3 callsite=f+0x1 " + kCfs + "\n"
+  const auto r = analyse("  a-1 [000] 1.000001000: ipi_send_cpumask: cpumask=3 callsite=f+0x1 " + kCfsCallback + "\n"
                          "  b-2 [003] 1.000002000: call_function_entry: vector=252\n"
                          "  b-2 [003] 1.000002500: call_function_exit: vector=252\n"
-                         "  a-1 [000] 1.000003000: ipi_send_cpumask: cpumask=7 callsite=f+0x1 " + kCfs + "\n"
+                         "  a-1 [000] 1.000003000: ipi_send_cpumask: cpumask=7 callsite=f+0x1 " + kCfsCallback + "\n"
                          "  c-3 [007] 1.000004000: call_function_entry: vector=252\n");
   const IpiAnalysis& a = r.only();
   EXPECT_EQ(a.ipis_sent(), 2u);
@@ -171,7 +171,7 @@ TEST(Conventions, Linux64QueuedCallsInIpiSendAreNotIpis) {
   // generic-handler send is the IPI. Second call: coalesced (no send of its own).
   const auto r = analyse("cpus=2\n"
                          "  a-1 [000] 1.000001000: ipi_send_cpu: cpu=1 callsite=generic_exec_single+0x36 callback=nohz_csd_func+0x0\n"
-                         "  a-1 [000] 1.000001100: ipi_send_cpu: cpu=1 callsite=generic_exec_single+0x36 " + kCfs + "\n"
+                         "  a-1 [000] 1.000001100: ipi_send_cpu: cpu=1 callsite=generic_exec_single+0x36 " + kCfsCallback + "\n"
                          "  a-1 [000] 1.000001500: ipi_send_cpu: cpu=1 callsite=generic_exec_single+0x36 callback=flush_tlb_func+0x0\n"
                          "  b-2 [001] 1.000003000: call_function_single_entry: vector=251\n"
                          "  b-2 [001] 1.000003500: call_function_single_exit: vector=251\n"
@@ -190,7 +190,7 @@ TEST(Conventions, Linux64QueuedCallsInIpiSendAreNotIpis) {
 TEST(Conventions, Linux65CsdQueueCpu) {
   const auto r = analyse("cpus=2\n"
                          "  a-1 [000] 1.000001000: csd_queue_cpu: cpu=1 callsite=generic_exec_single+0x36 func=nohz_csd_func csd=0x1000\n"
-                         "  a-1 [000] 1.000001100: ipi_send_cpu: cpu=1 callsite=generic_exec_single+0x36 " + kCfs + "\n"
+                         "  a-1 [000] 1.000001100: ipi_send_cpu: cpu=1 callsite=generic_exec_single+0x36 " + kCfsCallback + "\n"
                          "  b-2 [001] 1.000003000: call_function_single_entry: vector=251\n"
                          "  b-2 [001] 1.000003100: csd_function_entry: func=nohz_csd_func, csd=0x1000\n");
   const IpiAnalysis& a = r.only();
@@ -208,7 +208,7 @@ TEST(Serving, CoalescedPollingIdleLocalAndPendingAreNeverUnmatched) {
       "cpus=4\n"
       // CPU 0 -> CPU 1: an IPI, and a second call while the first is queued (coalesced).
       "  a-1 [000] 1.000001000: csd_queue_cpu: cpu=1 callsite=generic_exec_single+0x36 func=f1 csd=0x10\n"
-      "  a-1 [000] 1.000001100: ipi_send_cpu: cpu=1 callsite=generic_exec_single+0x36 " + kCfs + "\n"
+      "  a-1 [000] 1.000001100: ipi_send_cpu: cpu=1 callsite=generic_exec_single+0x36 " + kCfsCallback + "\n"
       "  a-1 [000] 1.000001200: csd_queue_cpu: cpu=1 callsite=generic_exec_single+0x36 func=f2 csd=0x20\n"
       "  b-2 [001] 1.000002000: call_function_single_entry: vector=251\n"
       "  b-2 [001] 1.000002100: csd_function_entry: func=f1, csd=0x10\n"

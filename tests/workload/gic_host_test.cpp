@@ -13,6 +13,7 @@
 
 namespace ipilab::workload {
 namespace {
+using testing::counter;
 
 struct HostRun {
   topology::Host host;
@@ -36,10 +37,6 @@ std::unique_ptr<HostRun> host_run(const std::string& layout, const std::string& 
   return r;
 }
 
-std::uint64_t counter(const RunResult& r, const std::string& k) {
-  auto it = r.counters.find(k);
-  return it == r.counters.end() ? 0 : it->second;
-}
 
 double ipi_hw(HostRun& r) { return find_workload("ipi_hw", "t").make()->run(r.spec).metrics.at(0).summary.mean; }
 

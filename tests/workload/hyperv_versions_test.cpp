@@ -11,21 +11,14 @@
 
 namespace ipilab::workload {
 namespace {
+using testing::first_n;
+using testing::counter;
 
 using testing::make_setup;
 using testing::run;
 using testing::Setup;
 
-std::uint64_t counter(const RunResult& r, const std::string& name) {
-  auto it = r.counters.find(name);
-  return it == r.counters.end() ? 0 : it->second;
-}
 
-std::vector<int> first_n(int n) {
-  std::vector<int> v;
-  for (int i = 0; i < n; ++i) v.push_back(i);
-  return v;
-}
 
 // An 8-vCPU guest whose CPU 7 has VP index 64 (so a mask with it needs the Ex hypercall), CPU 0
 // broadcasting a call-function IPI to the 7 others with send_IPI_mask_allbutself(all CPUs) — what

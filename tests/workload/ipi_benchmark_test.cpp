@@ -17,7 +17,7 @@ namespace {
 
 using testing::make_setup;
 
-const std::map<std::string, double> kNs = {
+const std::map<std::string, double> kIpiBenchmarkNs = {
     {"guest.ipi_bench_dry_run", 25}, {"guest.clock_read", 45},         {"guest.cpumask_word", 1},
     {"guest.ipi_path_call", 5},      {"vm.exit_entry", 400},           {"x2apic.icr_write_exit", 200},
     {"x2apic.icr_dest_per_target", 100}, {"apic.interrupt_injection", 700}, {"guest.irq_entry", 100},
@@ -27,7 +27,7 @@ constexpr double kLine = 48;  // skylake-2s-40c: same_node_ns
 
 double round_trip(const std::string& toml, int vcpus = 2) {
   auto s = make_setup("skylake-2s-40c", "kvm-skylake-pv-ipi.toml", {0, 1}, vcpus, {}, toml, {}, 400);
-  testing::fix_x86_costs(s.spec.profile, "ipi_benchmark", kNs);
+  testing::fix_x86_costs(s.spec.profile, "ipi_benchmark", kIpiBenchmarkNs);
   const RunResult r = testing::run(s, "ipi_benchmark");
   for (const auto& m : r.metrics)
     if (m.name == "round_trip") return m.summary.mean;

@@ -5,15 +5,11 @@
 
 namespace ipilab::workload {
 namespace {
+using testing::first_n;
 
 using testing::make_setup;
 using testing::run;
 
-std::vector<int> first_n(int n) {
-  std::vector<int> v;
-  for (int i = 0; i < n; ++i) v.push_back(i);
-  return v;
-}
 
 TEST(Multicast, HyperVMaskBelow64IsOneFastCallAndAbove64IsOneExCall) {
   // 80-vCPU guest on the 16-socket preset: 79 targets include VPs >= 64 => Ex with 2 banks.

@@ -59,4 +59,17 @@ inline void fix_x86_costs(cost::Profile& p, const std::string& workload, const s
   }
 }
 
+/// The counter `name` of a run, 0 when the run did not count it.
+inline std::uint64_t counter(const RunResult& r, const std::string& name) {
+  const auto it = r.counters.find(name);
+  return it == r.counters.end() ? 0 : it->second;
+}
+
+/// CPUs 0 .. n-1, the pCPU list of a VM pinned one vCPU per CPU from CPU 0.
+inline std::vector<int> first_n(int n) {
+  std::vector<int> v;
+  for (int i = 0; i < n; ++i) v.push_back(i);
+  return v;
+}
+
 }  // namespace ipilab::workload::testing

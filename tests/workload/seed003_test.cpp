@@ -9,7 +9,7 @@ namespace {
 using testing::make_setup;
 using testing::run;
 
-constexpr double kTol = 0.03;  // as scenarios/seed003-ipi-hw.toml: +-3 % for the ipi_hw figures
+constexpr double kSeed003Tol = 0.03;  // as scenarios/seed003-ipi-hw.toml: +-3 % for the ipi_hw figures
 
 double ipi_hw(const std::vector<int>& pcpus, const char* policy, const char* preset = "kunpeng920-2s") {
   auto s = make_setup(preset, "kunpeng920-2s.toml", pcpus, 64, {},
@@ -20,13 +20,13 @@ double ipi_hw(const std::vector<int>& pcpus, const char* policy, const char* pre
 }
 
 TEST(Seed003_IpiHw, PreSeedIs850OnSocket0And750OnSocket1) {
-  EXPECT_NEAR(ipi_hw({0, 1, 2, 3}, "pre-seed"), 850, 850 * kTol);
-  EXPECT_NEAR(ipi_hw({32, 33, 34, 35}, "pre-seed"), 750, 750 * kTol);
+  EXPECT_NEAR(ipi_hw({0, 1, 2, 3}, "pre-seed"), 850, 850 * kSeed003Tol);
+  EXPECT_NEAR(ipi_hw({32, 33, 34, 35}, "pre-seed"), 750, 750 * kSeed003Tol);
 }
 
 TEST(Seed003_IpiHw, LocalItsIs750OnBothSockets) {
-  EXPECT_NEAR(ipi_hw({0, 1, 2, 3}, "post-seed"), 750, 750 * kTol);
-  EXPECT_NEAR(ipi_hw({32, 33, 34, 35}, "post-seed"), 750, 750 * kTol);
+  EXPECT_NEAR(ipi_hw({0, 1, 2, 3}, "post-seed"), 750, 750 * kSeed003Tol);
+  EXPECT_NEAR(ipi_hw({32, 33, 34, 35}, "post-seed"), 750, 750 * kSeed003Tol);
 }
 
 TEST(Seed003_IpiHw, FourSocketsPreSeedUsesTheLastReportedIts) {

@@ -15,11 +15,12 @@
 
 namespace ipilab::workload {
 namespace {
+using testing::counter;
 
 using testing::make_setup;
 
 // Every key of the x86 mechanisms, kvm_bench and the core: the listed ones to these ns, the rest 0.
-const std::map<std::string, double> kNs = {
+const std::map<std::string, double> kTargetPathNs = {
     {"guest.counter_read", 1000},   {"guest.bench_loop", 10},           {"guest.ipi_path_call", 5},
     {"vm.exit_entry", 400},         {"x2apic.icr_write_exit", 200},     {"x2apic.icr_dest_per_target", 100},
     {"vcpu.halt_wakeup", 3000},     {"apic.interrupt_injection", 700},  {"guest.irq_entry", 100},
@@ -28,7 +29,7 @@ const std::map<std::string, double> kNs = {
     {"ipiv.icr_write", 50},         {"ipiv.pid_post", 80},              {"x2apic.native_icr_write", 30},
     {"cpu.idle_exit", 800},         {"x2apic.icr_write_fastpath", 120}};
 
-RunResult bench(const std::string& toml, bool halted, std::uint64_t iterations = 400) {
+RunResult target_path_run(const std::string& toml, bool halted, std::uint64_t iterations = 400) {
   auto s = make_setup("skylake-2s-40c", "kvm-skylake-pv-ipi.toml", {0, 1}, 2,
                       halted ? std::vector<int>{1} : std::vector<int>{}, toml, {}, iterations);
   std::set<std::string> keys;
@@ -38,8 +39,8 @@ RunResult bench(const std::string& toml, bool halted, std::uint64_t iterations =
   for (const auto& k : find_workload("kvm_bench", "test").cost_keys) keys.emplace(k.name);
   for (const auto& k : core_cost_keys()) keys.emplace(k.name);
   for (const std::string& k : keys) {
-    const auto it = kNs.find(k);
-    s.spec.profile.set(k, it == kNs.end() ? 0.0 : it->second, cost::Unit::Ns, 0, "test");
+    const auto it = kTargetPathNs.find(k);
+    s.spec.profile.set(k, it == kTargetPathNs.end() ? 0.0 : it->second, cost::Unit::Ns, 0, "test");
   }
   return testing::run(s, "kvm_bench");
 }
@@ -51,10 +52,6 @@ double sample(const RunResult& r) {
   return 0;
 }
 
-std::uint64_t counter(const RunResult& r, const std::string& name) {
-  const auto it = r.counters.find(name);
-  return it == r.counters.end() ? 0 : it->second;
-}
 
 // Only `path` was taken, once per delivery.
 void only_path(const RunResult& r, TargetPath path) {
@@ -69,42 +66,42 @@ void only_path(const RunResult& r, TargetPath path) {
 constexpr double kRead = 1000, kLoop = 10, kSend = 5 + 400 + 200 + 100, kEntry = 100, kLines = 120;
 
 TEST(TargetPaths, BlockedTargetPaysTheWakeUp) {
-  const RunResult r = bench("mechanism = \"x2apic-physical\"", true);
+  const RunResult r = target_path_run("mechanism = \"x2apic-physical\"", true);
   EXPECT_DOUBLE_EQ(sample(r), kRead + kLoop + kSend + 3000 + kEntry + kLines);
   only_path(r, TargetPath::HaltedBlocked);
 }
 
 TEST(TargetPaths, HostHaltPollingCatchesTheShortHaltsOnceItsWindowGrew) {
   // 30 us between samples: the window grows 0 -> 10 -> 20 -> 40 us in the warm-up, then catches each.
-  const RunResult r = bench("mechanism = \"x2apic-physical\"\nhalt_poll_ns = 200000", true);
+  const RunResult r = target_path_run("mechanism = \"x2apic-physical\"\nhalt_poll_ns = 200000", true);
   EXPECT_DOUBLE_EQ(sample(r), kRead + kLoop + kSend + 500 + kEntry + kLines);
   only_path(r, TargetPath::HaltedHostPoll);
 }
 
 TEST(TargetPaths, HostHaltPollingWindowTooSmallBlocks) {
   // A maximum below the 30 us halts: the window never covers one.
-  const RunResult r = bench("mechanism = \"x2apic-physical\"\nhalt_poll_ns = 20000", true);
+  const RunResult r = target_path_run("mechanism = \"x2apic-physical\"\nhalt_poll_ns = 20000", true);
   EXPECT_DOUBLE_EQ(sample(r), kRead + kLoop + kSend + 3000 + kEntry + kLines);
   only_path(r, TargetPath::HaltedBlocked);
 }
 
 TEST(TargetPaths, GuestHaltPollKeepsTheTargetInGuestModeAndTurnsHostPollingOff) {
-  const RunResult r = bench("mechanism = \"x2apic-physical\"\nguest_halt_poll_ns = 200000\nhalt_poll_ns = 200000", true);
+  const RunResult r = target_path_run("mechanism = \"x2apic-physical\"\nguest_halt_poll_ns = 200000\nhalt_poll_ns = 200000", true);
   EXPECT_DOUBLE_EQ(sample(r), kRead + kLoop + kSend + 700 + kEntry + kLines);
   only_path(r, TargetPath::HaltedGuestPoll);
 }
 
 TEST(TargetPaths, RunningTargetWithoutApicvIsKickedAndInjected) {
-  const RunResult posted = bench("mechanism = \"x2apic-physical\"\nbatch = 10", false, 2000);
+  const RunResult posted = target_path_run("mechanism = \"x2apic-physical\"\nbatch = 10", false, 2000);
   EXPECT_NEAR(sample(posted), kRead / 10 + kLoop + kSend + 700 + kEntry + kLines, 1e-6);
   only_path(posted, TargetPath::RunningGuestPosted);
-  const RunResult exit = bench("mechanism = \"x2apic-physical\"\nbatch = 10\napicv = false", false, 2000);
+  const RunResult exit = target_path_run("mechanism = \"x2apic-physical\"\nbatch = 10\napicv = false", false, 2000);
   EXPECT_NEAR(sample(exit), kRead / 10 + kLoop + kSend + 400 + 250 + kEntry + kLines, 1e-6);
   only_path(exit, TargetPath::RunningGuestExit);
 }
 
 TEST(TargetPaths, IpivSendsWithoutAnExit) {
-  const RunResult r = bench("mechanism = \"ipiv\"\nbatch = 10", false, 2000);
+  const RunResult r = target_path_run("mechanism = \"ipiv\"\nbatch = 10", false, 2000);
   EXPECT_NEAR(sample(r), kRead / 10 + kLoop + 5 + 50 + 80 + 700 + kEntry + kLines, 1e-6);
   EXPECT_EQ(counter(r, "vm_exits"), 0u);
   EXPECT_EQ(counter(r, "ipiv_icr_writes"), counter(r, "icr_writes"));
@@ -113,21 +110,21 @@ TEST(TargetPaths, IpivSendsWithoutAnExit) {
 }
 
 TEST(TargetPaths, IcrFastpathReplacesTheFullEmulation) {
-  const RunResult r = bench("mechanism = \"x2apic-physical\"\nbatch = 10\nicr_fastpath = true", false, 2000);
+  const RunResult r = target_path_run("mechanism = \"x2apic-physical\"\nbatch = 10\nicr_fastpath = true", false, 2000);
   EXPECT_NEAR(sample(r), kRead / 10 + kLoop + 5 + 400 + 120 + 100 + 700 + kEntry + kLines, 1e-6);
   EXPECT_EQ(counter(r, "icr_fastpath_exits"), counter(r, "vm_exits"));
   EXPECT_EQ(counter(r, "vm_exits"), counter(r, "ipis_delivered"));
 }
 
 TEST(TargetPaths, BareMetalHasNoExitAndLeavesTheCState) {
-  const RunResult r = bench("mechanism = \"native-x86\"", true);
+  const RunResult r = target_path_run("mechanism = \"native-x86\"", true);
   EXPECT_DOUBLE_EQ(sample(r), kRead + kLoop + 5 + 30 + 800 + kEntry + kLines);
   EXPECT_EQ(counter(r, "vm_exits"), 0u);
   only_path(r, TargetPath::HaltedNative);
 }
 
 TEST(TargetPaths, HaltPollingIsAMechanismParameterOfX86Only) {
-  EXPECT_THROW(bench("mechanism = \"native-x86\"\nhalt_poll_ns = 1000", true), InputError);
+  EXPECT_THROW(target_path_run("mechanism = \"native-x86\"\nhalt_poll_ns = 1000", true), InputError);
 }
 
 // A call-function IPI to every other vCPU: one all-but-self ICR write with shorthands, one per target

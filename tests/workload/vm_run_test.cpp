@@ -14,15 +14,11 @@
 
 namespace ipilab::workload {
 namespace {
+using testing::first_n;
 
 using testing::make_setup;
 using testing::run;
 
-std::vector<int> first_n(int n) {
-  std::vector<int> v;
-  for (int i = 0; i < n; ++i) v.push_back(i);
-  return v;
-}
 
 void set_state(testing::Setup& s, topology::VcpuState st) {
   for (auto& v : s.spec.vm.vcpus) v.initial_state = st;

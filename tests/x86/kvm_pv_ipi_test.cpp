@@ -8,7 +8,7 @@
 namespace ipilab::x86 {
 namespace {
 
-constexpr std::uint8_t kCallFunctionVector = 0xFC;
+constexpr std::uint8_t kCallFunctionVec = 0xFC;
 
 // ---------------------------------------------------------------------------------------------
 // Guest: arch/x86/kernel/kvm.c __send_ipi_mask
@@ -16,7 +16,7 @@ constexpr std::uint8_t kCallFunctionVector = 0xFC;
 TEST(KvmPvGuest, ApicIds0_1_2_130FromCpu0FlushAtTheGapIntoTwoHypercalls) {
   const X86Vm vm = X86Vm::from_apic_ids({0, 1, 2, 130});
   const Cpumask all = Cpumask::first_n(4, 4);
-  const GuestSend s = kvm_guest_send_ipi_mask(vm, all, kCallFunctionVector);
+  const GuestSend s = kvm_guest_send_ipi_mask(vm, all, kCallFunctionVec);
   ASSERT_EQ(s.hypercalls.size(), 2u);
   EXPECT_EQ(s.hypercalls[0], (PvIpiHypercall{0x7, 0x0, 0, 0xFC}));
   EXPECT_EQ(s.hypercalls[1], (PvIpiHypercall{0x1, 0x0, 130, 0xFC}));
@@ -24,7 +24,7 @@ TEST(KvmPvGuest, ApicIds0_1_2_130FromCpu0FlushAtTheGapIntoTwoHypercalls) {
   EXPECT_EQ(s.work.cpus_visited, 4u);
   EXPECT_TRUE(s.msr_writes.empty());
 
-  const GuestSend but = kvm_guest_send_ipi_mask_allbutself(vm, 0, all, kCallFunctionVector);
+  const GuestSend but = kvm_guest_send_ipi_mask_allbutself(vm, 0, all, kCallFunctionVec);
   ASSERT_EQ(but.hypercalls.size(), 2u);
   EXPECT_EQ(but.hypercalls[0], (PvIpiHypercall{0x3, 0x0, 1, 0xFC}));  // APIC IDs 1, 2
   EXPECT_EQ(but.hypercalls[1], (PvIpiHypercall{0x1, 0x0, 130, 0xFC}));
