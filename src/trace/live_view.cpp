@@ -9,7 +9,7 @@ namespace ipilab::trace {
 
 namespace {
 
-std::string pct(std::uint64_t part, std::uint64_t whole) {
+std::string share_pct(std::uint64_t part, std::uint64_t whole) {
   return whole ? fmt::format("{:.1f} %", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : std::string("—");
 }
 std::string rate(std::uint64_t n, double seconds) {
@@ -50,9 +50,9 @@ std::string LiveView::table(double elapsed, std::uint32_t cpus) const {
   std::string s = fmt::format("ipilab trace --live: {:.0f} s, {} CPUs (Ctrl-C: stop and print the full report)\n\n", elapsed,
                               cpus);
   s += fmt::format("  IPIs     {}/s now, {} in total; coalesced {}, unmatched {}\n", rate(now_.ipis, dt), total_.ipis,
-                   pct(total_.coalesced, total_.ipis), pct(total_.unmatched, total_.ipis));
+                   share_pct(total_.coalesced, total_.ipis), share_pct(total_.unmatched, total_.ipis));
   s += fmt::format("  calls    {}/s now, {} in total; polling-idle (no IPI) {}\n\n", rate(now_.calls, dt), total_.calls,
-                   pct(total_.polling_idle, total_.calls));
+                   share_pct(total_.polling_idle, total_.calls));
   s += fmt::format("  {:<22} {:>10} {:>10} {:>12} {:>12}\n", "kind", "IPIs/s", "total", "p50 ns", "p99 ns");
   for (std::size_t k = 0; k < kIpiKindCount; ++k) {
     if (!total_.by_kind[k]) continue;
@@ -90,8 +90,8 @@ std::string LiveView::line(double elapsed) const {
       top = fmt::format("; top pair CPU {} -> {} {}/s", p.first, p.second, rate(n, dt));
     }
   return fmt::format("ipilab: live {:.0f} s: {} IPIs/s ({} in total){}; coalesced {}, polling-idle {} of {} calls{}\n",
-                     elapsed, rate(now_.ipis, dt), total_.ipis, kinds, pct(total_.coalesced, total_.ipis),
-                     pct(total_.polling_idle, total_.calls), total_.calls, top);
+                     elapsed, rate(now_.ipis, dt), total_.ipis, kinds, share_pct(total_.coalesced, total_.ipis),
+                     share_pct(total_.polling_idle, total_.calls), total_.calls, top);
 }
 
 }  // namespace ipilab::trace
