@@ -16,10 +16,8 @@ using namespace Xbyak::util;
 
 namespace {
 
-constexpr std::uint32_t kCtlOff(std::size_t field) { return static_cast<std::uint32_t>(field); }
 constexpr auto kNear = Xbyak::CodeGenerator::T_NEAR;
 
-bool is_hv(Mechanism m) { return m == Mechanism::HvFast || m == Mechanism::HvEx; }
 
 // The chunk code's registers (emit_send and the bodies clobber rax, rbx, rcx, rdx, rsi, rdi, r8, r11):
 //   r9 = this case's CaseCtl, r10 = iterations left in the batch, r12 = t0, r13 = next record,
@@ -165,7 +163,7 @@ class BenchGuest {
     g_.mov(r9, kCaseCtlGpa + i * sizeof(CaseCtl));
     if (has_body) {
       Xbyak::Label wu, wu_end;
-      g_.mov(r14, qword[r9 + kCtlOff(offsetof(CaseCtl, warmup))]);
+      g_.mov(r14, qword[r9 + disp32(offsetof(CaseCtl, warmup))]);
       g_.test(r14, r14);
       g_.jz(wu_end, kNear);
       g_.L(wu);
@@ -176,11 +174,11 @@ class BenchGuest {
       g_.L(wu_end);
     }
     Xbyak::Label sample, inner, end;
-    g_.mov(r13, qword[r9 + kCtlOff(offsetof(CaseCtl, records_gpa))]);
-    g_.mov(r14, qword[r9 + kCtlOff(offsetof(CaseCtl, samples_max))]);
+    g_.mov(r13, qword[r9 + disp32(offsetof(CaseCtl, records_gpa))]);
+    g_.mov(r14, qword[r9 + disp32(offsetof(CaseCtl, samples_max))]);
     g_.xor_(eax, eax);
-    g_.mov(qword[r9 + kCtlOff(offsetof(CaseCtl, samples_done))], rax);
-    g_.mov(qword[r9 + kCtlOff(offsetof(CaseCtl, truncated))], rax);
+    g_.mov(qword[r9 + disp32(offsetof(CaseCtl, samples_done))], rax);
+    g_.mov(qword[r9 + disp32(offsetof(CaseCtl, truncated))], rax);
     read_counter();
     g_.mov(rbp, rax);
     g_.L(sample);
@@ -188,7 +186,7 @@ class BenchGuest {
     read_counter();  // t0 — the barriers sit here and at t1, never between iterations
     g_.mov(r12, rax);
     if (has_body) {
-      g_.mov(r10, qword[r9 + kCtlOff(offsetof(CaseCtl, batch_n))]);
+      g_.mov(r10, qword[r9 + disp32(offsetof(CaseCtl, batch_n))]);
       g_.L(inner);
       emit_iteration(c);
       g_.dec(r10);
@@ -198,20 +196,20 @@ class BenchGuest {
     g_.mov(rcx, rax);
     g_.sub(rax, r12);
     g_.mov(qword[r13], rax);
-    g_.mov(rax, qword[r9 + kCtlOff(offsetof(CaseCtl, batch_n))]);
+    g_.mov(rax, qword[r9 + disp32(offsetof(CaseCtl, batch_n))]);
     g_.mov(qword[r13 + 8], rax);
     g_.add(r13, 16);
-    g_.inc(qword[r9 + kCtlOff(offsetof(CaseCtl, samples_done))]);
+    g_.inc(qword[r9 + disp32(offsetof(CaseCtl, samples_done))]);
     g_.dec(r14);
     g_.jz(end, kNear);
     // The budget: t1 doubles as "now", no extra read.
-    g_.mov(rax, qword[r9 + kCtlOff(offsetof(CaseCtl, slice))]);
+    g_.mov(rax, qword[r9 + disp32(offsetof(CaseCtl, slice))]);
     g_.test(rax, rax);
     g_.jz(sample, kNear);
     g_.sub(rcx, rbp);
     g_.cmp(rcx, rax);
     g_.jb(sample, kNear);
-    g_.mov(qword[r9 + kCtlOff(offsetof(CaseCtl, truncated))], 1);
+    g_.mov(qword[r9 + disp32(offsetof(CaseCtl, truncated))], 1);
     g_.L(end);
     g_.ret();
   }
@@ -333,7 +331,7 @@ class BenchGuest {
 GuestImage build_bench_guest(const std::vector<BenchCase>& cases, const BenchGuestOptions& options) {
   if (cases.size() > kMaxBenchCases) throw std::invalid_argument("too many benchmark cases for one guest");
   for (const BenchCase& c : cases)
-    if (c.kind == CaseKind::Ipi && is_hv(c.mechanism) && !options.hyperv)
+    if (c.is_hyperv_ipi() && !options.hyperv)
       throw std::invalid_argument("a Hyper-V case needs BenchGuestOptions::hyperv");
   return BenchGuest(cases, options).build();
 }

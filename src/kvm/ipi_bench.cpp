@@ -122,11 +122,6 @@ bool kvm_hypercall_works() {
 
 namespace {
 
-
-bool is_hv(const BenchCase& c) {
-  return c.kind == CaseKind::Ipi && (c.mechanism == Mechanism::HvFast || c.mechanism == Mechanism::HvEx);
-}
-
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -298,7 +293,7 @@ RoundsResult run_bench_rounds(const RoundsConfig& c) {
   bool need_pv = false, hv = false;
   for (const CaseResult& r : res.cases) {
     need_pv |= r.bench.kind == CaseKind::Ipi && r.bench.mechanism == Mechanism::KvmPv;
-    hv |= is_hv(r.bench);
+    hv |= r.bench.is_hyperv_ipi();
   }
   const bool pv_works = need_pv && kvm_hypercall_works();
   std::vector<CaseResult*> run;

@@ -55,6 +55,8 @@
 namespace ipilab::kvm {
 
 enum class Mechanism { X2apic, KvmPv, HvFast, HvEx };
+/// A Hyper-V enlightened IPI: HvCallSendSyntheticClusterIpi (fast) or its Ex form.
+constexpr bool is_hyperv(Mechanism m) { return m == Mechanism::HvFast || m == Mechanism::HvEx; }
 enum class TargetState { Spin, Halt };
 enum class Workload { RoundTrip, CallSingle };
 enum class CaseKind { CounterRead, Loop, CpuidExit, Ipi };
@@ -90,6 +92,8 @@ struct BenchCase {
   static BenchCase cpuid_exit() { return of(CaseKind::CpuidExit); }
   static BenchCase ipi(Mechanism m, Workload w, TargetState t) { return {CaseKind::Ipi, m, w, t}; }
   bool operator==(const BenchCase&) const = default;
+  /// An IPI case sent by a Hyper-V hypercall (the guest needs the Hyper-V MSRs written first).
+  bool is_hyperv_ipi() const { return kind == CaseKind::Ipi && is_hyperv(mechanism); }
 };
 /// The case a name means (BenchCase::name(), or one with an old mechanism alias:
 /// "x2apic/ipi-roundtrip/halt"); nullopt for anything else.

@@ -17,10 +17,6 @@ using kvm::BenchCase;
 using kvm::CaseKind;
 using kvm::TimingRule;
 
-bool is_hv(const BenchCase& b) {
-  return b.kind == CaseKind::Ipi && (b.mechanism == kvm::Mechanism::HvFast || b.mechanism == kvm::Mechanism::HvEx);
-}
-
 std::vector<double> pooled(const kvm::CaseResult& r) {
   std::vector<double> v;
   for (const auto& round : r.rounds) v.insert(v.end(), round.begin(), round.end());
@@ -413,7 +409,7 @@ nlohmann::json to_json(const MeasureReport& r) {
         e["target_irqs"] = x.target_irqs;
         if (x.bench.workload == kvm::Workload::CallSingle) e["csd_calls"] = x.csd_calls;
       }
-      if (is_hv(x.bench))
+      if (x.bench.is_hyperv_ipi())
         e["note"] = "Hyper-V hypercalls are executed by ipilab's VMM in user space: one exit per hypercall";
       cases.push_back(e);
     }

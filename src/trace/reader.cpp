@@ -24,7 +24,6 @@ std::string_view format_name(TraceFormat format) {
 
 namespace {
 
-
 // Names a binary content by its magic bytes (for the "not a trace" message).
 std::string binary_kind(std::string_view head) {
   struct Magic {
