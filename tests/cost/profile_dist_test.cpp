@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "profile_head.h"
 #include "common/error.h"
 #include "cost/profile.h"
 
@@ -12,14 +13,13 @@ namespace ipilab::cost {
 namespace {
 
 using ::testing::HasSubstr;
+using testdata::parse_after_head;
 
-constexpr const char* kDistHead = "[profile]\nname = \"t\"\nclock_ghz = 2.0\nclock_source = \"test\"\n";  // 4 lines
 
-Profile parse(const std::string& body) { return Profile::parse(std::string(kDistHead) + body, "p.toml"); }
 
 std::string error_of(const std::string& body) {
   try {
-    parse(body);
+    parse_after_head(body);
   } catch (const InputError& e) {
     return e.what();
   }
@@ -28,7 +28,7 @@ std::string error_of(const std::string& body) {
 }
 
 TEST(ProfileDist, DefaultsAsBefore_FixedWithoutSpread_LognormalWithIt) {
-  const Profile p = parse(
+  const Profile p = parse_after_head(
       "[cost.guest]\n"
       "eoi = { value = 40, unit = \"ns\", source = \"ESTIMATE: x\" }\n"
       "irq_entry = { value = 100, unit = \"ns\", spread = 0.1, source = \"SOURCED: paper\" }\n");
@@ -45,7 +45,7 @@ TEST(ProfileDist, DefaultsAsBefore_FixedWithoutSpread_LognormalWithIt) {
 }
 
 TEST(ProfileDist, EveryForm_ParsesToItsSampler) {
-  const Profile p = parse(
+  const Profile p = parse_after_head(
       "[cost.guest.eoi]\nvalue = 40\nunit = \"ns\"\ndist = \"normal\"\nspread = 0.2\nsource = \"s\"\n"
       "[cost.guest.callback]\nvalue = 1000\nunit = \"cycles\"\ndist = \"exponential\"\nsource = \"s\"\n"
       "[cost.guest.irq_entry]\nvalue = 715\nunit = \"ns\"\ndist = \"empirical\"\n"
@@ -82,7 +82,7 @@ TEST(ProfileDist, EveryForm_ParsesToItsSampler) {
 }
 
 TEST(ProfileDist, Empirical_BinsInCyclesUseTheClock) {
-  const Profile p = parse(
+  const Profile p = parse_after_head(
       "[cost.guest.eoi]\nvalue = 150\nunit = \"cycles\"\ndist = \"empirical\"\nbins = [[100, 200, 1]]\nsource = \"s\"\n");
   const auto bins = p.get("guest.eoi").jitter().bins();
   ASSERT_EQ(bins.size(), 1u);
@@ -92,7 +92,7 @@ TEST(ProfileDist, Empirical_BinsInCyclesUseTheClock) {
 }
 
 TEST(ProfileDist, Class_FromSourceWordOrDeclared_ContradictionIsAnError) {
-  const Profile p = parse(
+  const Profile p = parse_after_head(
       "[cost.guest]\n"
       "eoi = { value = 1, unit = \"ns\", source = \"FITTED to F2\" }\n"
       "irq_exit = { value = 1, unit = \"ns\", source = \"MEASURED: ipilab measure\" }\n"
@@ -111,7 +111,7 @@ TEST(ProfileDist, Class_FromSourceWordOrDeclared_ContradictionIsAnError) {
 }
 
 TEST(ProfileDist, Provenance_CarriesDistClassFromAndBins) {
-  const Profile p = parse(
+  const Profile p = parse_after_head(
       "[cost.guest.eoi]\nvalue = 715\nunit = \"ns\"\ndist = \"empirical\"\nbins = [[700, 710, 12], [710, 720, 40]]\n"
       "source = \"MEASURED: x\"\n"
       "[cost.guest.irq_exit]\nvalue = 50\nunit = \"ns\"\ndist = \"exponential\"\nsource = \"ESTIMATE: y\"\n");
@@ -167,7 +167,7 @@ TEST(ProfileDist, Errors_NameFileLineColumnAndKey) {
 }
 
 TEST(ProfileDist, Set_KeepsTheFamilyOfTheEntryItReplaces) {
-  Profile p = parse(
+  Profile p = parse_after_head(
       "[cost.guest.eoi]\nvalue = 100\nunit = \"ns\"\ndist = \"exponential\"\nsource = \"s\"\n"
       "[cost.guest.irq_entry]\nvalue = 15\nunit = \"ns\"\ndist = \"empirical\"\nbins = [[10, 20, 1]]\nsource = \"s\"\n"
       "[cost.guest.irq_exit]\nvalue = 10\nunit = \"ns\"\ndist = \"normal\"\nspread = 0.1\nsource = \"s\"\n");

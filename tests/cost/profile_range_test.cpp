@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "profile_head.h"
 #include "common/error.h"
 #include "cost/profile.h"
 
@@ -10,14 +11,13 @@ namespace ipilab::cost {
 namespace {
 
 using ::testing::HasSubstr;
+using testdata::parse_after_head;
 
-constexpr const char* kRangeHead = "[profile]\nname = \"t\"\nclock_ghz = 2.0\nclock_source = \"test\"\n";
 
-Profile parse_range(const std::string& body) { return Profile::parse(std::string(kRangeHead) + body, "p.toml"); }
 
 std::string range_error_of(const std::string& body) {
   try {
-    parse_range(body);
+    parse_after_head(body);
   } catch (const InputError& e) {
     return e.what();
   }
@@ -26,7 +26,7 @@ std::string range_error_of(const std::string& body) {
 }
 
 TEST(ProfileRange, AbsoluteAndRelative) {
-  const Profile p = parse_range(R"([cost.vm.exit_entry]
+  const Profile p = parse_after_head(R"([cost.vm.exit_entry]
 value = 1000
 unit = "cycles"
 range = [800, 1500]
@@ -50,7 +50,7 @@ source = "SOURCED: y"
 }
 
 TEST(ProfileRange, ClassDefaults) {
-  const Profile p = parse_range(R"([cost.vm.exit_entry]
+  const Profile p = parse_after_head(R"([cost.vm.exit_entry]
 value = 1
 unit = "ns"
 source = "ESTIMATE: x"
@@ -66,7 +66,7 @@ source = "FITTED to F1"
 }
 
 TEST(ProfileRange, OverrideIsHeldFixed) {
-  Profile p = parse_range("[cost.vm.exit_entry]\nvalue = 1\nunit = \"ns\"\nsource = \"ESTIMATE: x\"\n");
+  Profile p = parse_after_head("[cost.vm.exit_entry]\nvalue = 1\nunit = \"ns\"\nsource = \"ESTIMATE: x\"\n");
   p.set("vm.exit_entry", 5, Unit::Ns, 0, "variant");
   EXPECT_TRUE(p.get("vm.exit_entry").range.fixed());
 }
@@ -82,7 +82,7 @@ TEST(ProfileRange, Errors) {
 }
 
 TEST(ProfileRange, ScaleMeanKeepsTheShape) {
-  Profile p = parse_range(R"([cost.vm.exit_entry]
+  Profile p = parse_after_head(R"([cost.vm.exit_entry]
 value = 1000
 unit = "cycles"
 spread = 0.1

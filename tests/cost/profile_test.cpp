@@ -1,5 +1,6 @@
 // Tests of cost/catalog.h and cost/profile.h: loading, units, provenance, and errors that name
 // file:line:key.
+#include "profile_head.h"
 #include "cost/profile.h"
 
 #include <gmock/gmock.h>
@@ -15,14 +16,14 @@ namespace ipilab::cost {
 namespace {
 
 using ::testing::HasSubstr;
+using testdata::kProfileHead;
 
 const std::string kExample = std::string(IPILAB_SOURCE_DIR) + "/profiles/example.toml";
 
-constexpr const char* kHead = "[profile]\nname = \"t\"\nclock_ghz = 2.0\nclock_source = \"test\"\n";
 
 std::string load_error(const std::string& body) {
   try {
-    Profile::parse(std::string(kHead) + body, "p.toml");
+    Profile::parse(std::string(kProfileHead) + body, "p.toml");
   } catch (const InputError& e) {
     return e.what();
   }
