@@ -14,6 +14,7 @@
 #include "common/file.h"
 #include "common/suggest.h"
 #include "cost/catalog.h"
+#include "cost/shipped.h"
 #include "topology/toml_read.h"
 
 namespace ipilab::cost {
@@ -130,16 +131,6 @@ std::string canonical_or_self(const std::string& file) {
   return ec ? file : a.string();
 }
 
-// The shipped profiles' names.
-std::vector<std::string> shipped_profiles() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(data_dir() / "profiles", ec))
-    if (e.path().extension() == ".toml") names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 // Builds c.sampler from the other fields (validated before), with `ps_per_unit` for the bins.
 void build_sampler(Cost& c, double ps_per_unit) {
   switch (c.dist) {
@@ -240,7 +231,7 @@ std::string resolve_extends(const TableReader& m, const std::string& what, const
     base = data_dir() / "profiles" / (what + ".toml");
     std::error_code ec;
     if (!fs::is_regular_file(base, ec)) {
-      const std::vector<std::string> names = shipped_profiles();
+      const std::vector<std::string> names = shipped_profile_names();
       m.fail("extends", fmt::format("no shipped profile '{}'{} (shipped: {}; a file path must end in .toml or contain '/')", what,
                                     did_you_mean(what, names), names.empty() ? std::string("none found") : fmt::format("{}", fmt::join(names, ", "))));
     }

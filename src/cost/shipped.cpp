@@ -36,4 +36,14 @@ std::vector<ShippedProfile> list_shipped_profiles() {
   return out;
 }
 
+std::vector<std::string> shipped_profile_names() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(data_dir() / "profiles", ec))
+    if (e.path().extension() == ".toml" && e.is_regular_file(ec)) out.push_back(e.path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace ipilab::cost

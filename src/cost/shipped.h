@@ -23,4 +23,7 @@ struct ShippedProfile {
 /// Every <data_dir>/profiles/*.toml, sorted by name, each parsed.
 std::vector<ShippedProfile> list_shipped_profiles();
 
+/// The names alone (file names without .toml) of the same files, sorted; nothing is parsed.
+std::vector<std::string> shipped_profile_names();
+
 }  // namespace ipilab::cost

@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/file.h"
 #include "cost/profile.h"
+#include "cost/shipped.h"
 #include "evidence/propagate.h"
 #include "scenario/catalog.h"
 #include "topology/toml_read.h"
@@ -105,16 +106,6 @@ Figure read_figure(const toml::table& t, const std::string& file, std::size_t i)
 }
 
 std::string profile_file(const std::string& name) { return (data_dir() / "profiles" / (name + ".toml")).string(); }
-
-// The shipped profiles' names (profiles/*.toml).
-std::vector<std::string> shipped_profile_names() {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(data_dir() / "profiles", ec))
-    if (e.path().extension() == ".toml") out.push_back(e.path().stem().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 // Checks the fitted figures against the profile's fitted costs (see validate.h).
 void check_fits(ProfileSummary& ps, const cost::Profile& prof, const std::vector<Figure>& figures, const std::string& file) {
@@ -254,7 +245,7 @@ Validation validate(const std::string& file, const std::vector<Figure>& figures,
   v.draws = opt.draws >= 2 ? opt.draws : 0;
   std::set<std::string> names;
   if (opt.all_profiles)
-    for (const auto& n : shipped_profile_names()) names.insert(n);
+    for (const auto& n : cost::shipped_profile_names()) names.insert(n);
   for (const auto& f : figures) names.insert(f.profile);
   for (const auto& n : names) {
     ProfileSummary ps;

@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "common/file.h"
 #include "common/suggest.h"
+#include "cost/shipped.h"
 #include "topology/toml_read.h"
 
 namespace ipilab::measure {
@@ -48,15 +49,6 @@ std::string measured_where(const HostInfo& h) {
                      h.nested ? fmt::format(", itself a VM (L0 \"{}\")", h.hypervisor_vendor) : "");
 }
 
-std::vector<std::string> shipped_profiles() {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(data_dir() / "profiles", ec))
-    if (e.path().extension() == ".toml" && e.is_regular_file(ec)) out.push_back(e.path().stem().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 BaseProfile load_base_profile(const std::string& arg) {
   if (arg.empty()) throw InputError("--base", "names no profile");
   const bool is_path = arg.find('/') != std::string::npos || fs::path(arg).extension() == ".toml";
@@ -70,9 +62,9 @@ BaseProfile load_base_profile(const std::string& arg) {
     const fs::path f = data_dir() / "profiles" / (arg + ".toml");
     if (!fs::is_regular_file(f, ec)) {
       std::string names;
-      for (const std::string& n : shipped_profiles()) names += (names.empty() ? "" : ", ") + n;
+      for (const std::string& n : cost::shipped_profile_names()) names += (names.empty() ? "" : ", ") + n;
       throw InputError("--base", fmt::format("no shipped profile '{}'{} (shipped: {}); or give a path to a .toml file",
-                                             arg, did_you_mean(arg, shipped_profiles()), names.empty() ? "none found in " + (data_dir() / "profiles").string()
+                                             arg, did_you_mean(arg, cost::shipped_profile_names()), names.empty() ? "none found in " + (data_dir() / "profiles").string()
                                                                 : names));
     }
     b.file = f.string();

@@ -39,9 +39,6 @@ struct BaseProfile {
   cost::Profile profile;
 };
 
-/// The shipped profile names (data_dir()/profiles/*.toml), sorted.
-std::vector<std::string> shipped_profiles();
-
 /// Resolves `arg` — a path when it contains '/' or ends in ".toml", else a shipped profile name — and
 /// loads it. InputError("--base", ...) for an unknown name (listing the shipped ones) or a missing file;
 /// the profile's own errors as cost::Profile reports them.
