@@ -78,23 +78,11 @@ GuestSend xapic_send_ipi_shorthand(std::uint8_t vector, Shorthand which) {
 }
 
 void kvm_xapic_icr_write(const X86Vm& vm, XapicDriver driver, std::uint32_t sender, XapicIcr w, IcrWriteOutcome& out) {
-  if (sender >= vm.nr_vcpus())
-    throw std::invalid_argument(fmt::format("sender vCPU {} is not a vCPU of this {}-vCPU VM", sender, vm.nr_vcpus()));
-  std::vector<PvIpiTarget> keep = std::move(out.targets);
-  keep.clear();
-  out = IcrWriteOutcome{};
-  out.targets = std::move(keep);
+  kvm_begin_icr_write(vm, sender, out);
   const Icr f = decode_xapic_icr(XapicIcr{w.icr & ~icr_bits::kBusy, w.icr2});
   out.effective_icr = (static_cast<std::uint64_t>(w.icr2) << 32) | (w.icr & ~icr_bits::kBusy);
   const auto matches = [&](std::uint32_t v) {
-    if (!vm.vcpu(v).apic_present) return false;
-    switch (f.shorthand) {
-      case Shorthand::Self: return v == sender;
-      case Shorthand::AllIncludingSelf: return true;
-      case Shorthand::AllExcludingSelf: return v != sender;
-      case Shorthand::None: break;
-    }
-    if (f.destination == kXapicBroadcast) return true;
+    if (const auto decided = kvm_match_shorthand_or_broadcast(vm, sender, v, f, kXapicBroadcast)) return *decided;
     if (f.dest_mode == DestMode::Physical) return f.destination == vm.apic_id(v);
     // Logical flat (APIC_DFR_FLAT): a common bit of the 8-bit destination and the LDR.
     return driver == XapicDriver::Flat && (xapic_flat_ldr(v) & f.destination) != 0;

@@ -16,25 +16,11 @@ namespace {
 constexpr std::uint64_t kX2apicIcrReservedBits = 0xFFF32000ull;  // GENMASK(31,20)|GENMASK(17,16)|BIT(13)
 
 bool matches(const X86Vm& vm, std::uint32_t sender, std::uint32_t v, const Icr& f) {
-  if (!vm.vcpu(v).apic_present) return false;  // kvm_apic_present()
-  switch (f.shorthand) {
-    case Shorthand::Self: return v == sender;
-    case Shorthand::AllIncludingSelf: return true;
-    case Shorthand::AllExcludingSelf: return v != sender;
-    case Shorthand::None: break;
-  }
-  if (f.destination == kX2apicBroadcast) return true;
+  if (const auto decided = kvm_match_shorthand_or_broadcast(vm, sender, v, f, kX2apicBroadcast)) return *decided;
   const std::uint32_t id = vm.apic_id(v);
   if (f.dest_mode == DestMode::Physical) return f.destination == id;
   const std::uint32_t ldr = x2apic_logical_id(id);
   return (ldr >> 16) == (f.destination >> 16) && (ldr & f.destination & 0xFFFFu) != 0;
-}
-
-void check_sender(const X86Vm& vm, std::uint32_t sender) {
-  if (sender >= vm.nr_vcpus()) {
-    throw std::invalid_argument(
-        fmt::format("sender vCPU {} is not a vCPU of this {}-vCPU VM", sender, vm.nr_vcpus()));
-  }
 }
 
 // The vCPUs matches() accepts, in vCPU order. A physical destination names at most one APIC and a
@@ -93,14 +79,16 @@ void deliver(const X86Vm& vm, std::uint32_t sender, const Icr& f, IcrWriteOutcom
 }
 
 /// `out` as a fresh IcrWriteOutcome, keeping its targets' storage.
-void reset(IcrWriteOutcome& out) {
+}  // namespace
+
+void kvm_begin_icr_write(const X86Vm& vm, std::uint32_t sender, IcrWriteOutcome& out) {
+  if (sender >= vm.nr_vcpus())
+    throw std::invalid_argument(fmt::format("sender vCPU {} is not a vCPU of this {}-vCPU VM", sender, vm.nr_vcpus()));
   std::vector<PvIpiTarget> keep = std::move(out.targets);
   keep.clear();
   out = IcrWriteOutcome{};
   out.targets = std::move(keep);
 }
-
-}  // namespace
 
 void kvm_deliver_to_matched(const X86Vm& vm, const Icr& f, std::span<const std::uint32_t> matched, IcrWriteOutcome& out) {
   std::uint32_t lowest = 0;
@@ -139,8 +127,7 @@ IcrWriteOutcome kvm_x2apic_icr_write(const X86Vm& vm, std::uint32_t sender, std:
 }
 
 void kvm_x2apic_icr_write(const X86Vm& vm, std::uint32_t sender, std::uint64_t icr, IcrWriteOutcome& out) {
-  check_sender(vm, sender);
-  reset(out);
+  kvm_begin_icr_write(vm, sender, out);
   if ((icr & kX2apicIcrReservedBits) != 0) {
     out.inject_gp = true;
     return;
@@ -157,8 +144,7 @@ IcrWriteOutcome kvm_x2apic_self_ipi_write(const X86Vm& vm, std::uint32_t sender,
 }
 
 void kvm_x2apic_self_ipi_write(const X86Vm& vm, std::uint32_t sender, std::uint64_t value, IcrWriteOutcome& out) {
-  check_sender(vm, sender);
-  reset(out);
+  kvm_begin_icr_write(vm, sender, out);
   if ((value & ~static_cast<std::uint64_t>(icr_bits::kVectorMask)) != 0) {
     out.inject_gp = true;
     return;

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -35,6 +36,27 @@ struct IcrWriteOutcome {
   std::vector<PvIpiTarget> targets;    ///< matched vCPUs (after lowest-priority selection), in order
   std::int64_t accepted = 0;           ///< targets whose APIC took the interrupt
 };
+
+/// The start of every ICR write's handling, in both APIC modes: `sender` must be a vCPU of `vm`
+/// (std::invalid_argument otherwise); `out` is cleared, its targets' storage kept for reuse.
+void kvm_begin_icr_write(const X86Vm& vm, std::uint32_t sender, IcrWriteOutcome& out);
+
+/// The tests of KVM's kvm_apic_match_dest() that both APIC modes share: a vCPU without an in-kernel
+/// APIC never matches (kvm_apic_present), a shorthand alone decides, and the mode's broadcast ID
+/// (`broadcast`: 0xFF xAPIC, 0xFFFFFFFF x2APIC) matches everybody. nullopt: the destination field
+/// decides, by the mode's physical or logical rule.
+inline std::optional<bool> kvm_match_shorthand_or_broadcast(const X86Vm& vm, std::uint32_t sender, std::uint32_t v,
+                                                            const Icr& f, std::uint32_t broadcast) {
+  if (!vm.vcpu(v).apic_present) return false;
+  switch (f.shorthand) {
+    case Shorthand::Self: return v == sender;
+    case Shorthand::AllIncludingSelf: return true;
+    case Shorthand::AllExcludingSelf: return v != sender;
+    case Shorthand::None: break;
+  }
+  if (f.destination == broadcast) return true;
+  return std::nullopt;
+}
 
 /// The vCPUs an IPI described by `f` matched (ascending), after KVM's lowest-priority selection (one
 /// of them, by vector hashing) and acceptance (__apic_accept_irq), appended to out.targets: the part
