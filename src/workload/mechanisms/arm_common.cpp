@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "workload/counters.h"
 
 namespace ipilab::workload {
 
@@ -47,6 +48,17 @@ std::vector<std::pair<std::size_t, std::size_t>> sgi1r_writes(std::span<const un
     i = j;
   }
   return out;
+}
+
+void ArmMechanism::plan_trapped_sgi1r_writes(SendPlan& p, const SendRequest& r,
+                                             const std::function<void(unsigned)>& per_target) const {
+  Pricer& pr = *pricer_;
+  for (const auto& [b, e] : workload::sgi1r_writes(r.targets)) {
+    p.sender.push_back(pr.step("sender", "ICC_SGI1R_EL1 write traps to EL2", cost::keys::gic_sgi_trap_entry, 1, Lane::Exit));
+    add_counter(p, pr, counters::vm_exits);
+    for (std::size_t i = b; i < e; ++i) per_target(r.targets[i]);
+    p.sender.push_back(pr.step("sender", "return from the trap, ERET to the guest", cost::keys::gic_sgi_trap_return, 1, Lane::Exit));
+  }
 }
 
 }  // namespace ipilab::workload

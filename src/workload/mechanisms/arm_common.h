@@ -9,6 +9,7 @@
 // traps to EL2 (the SGI generation registers always trap, IMO/FMO set).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -44,6 +45,11 @@ class ArmMechanism : public Mechanism {
   const ArrivalSteps& arrival() const override { return arrival_; }
 
  protected:
+  /// The sender's side of every ICC_SGI1R_EL1 write of `r` (sgi1r_writes): the trap to EL2
+  /// (gic.sgi_trap_entry, a VM exit), `per_target(target)` for each vCPU of the write's target list
+  /// in order (KVM's vgic_v3_dispatch_sgi loop), then the return to the guest (gic.sgi_trap_return).
+  void plan_trapped_sgi1r_writes(SendPlan& p, const SendRequest& r, const std::function<void(unsigned)>& per_target) const;
+
   const topology::Host* host_;
   const topology::Vm* vm_;
   Pricer* pricer_;

@@ -38,18 +38,12 @@ class EmulatedSgi final : public ArmMechanism {
     Pricer& pr = *pricer_;
     SendPlan p;
     const int snode = host_->cpu(vm_->pcpu_of(static_cast<int>(r.sender))).node;
-    for (const auto& [b, e] : sgi1r_writes(r.targets)) {
-      p.sender.push_back(pr.step(kSender, "ICC_SGI1R_EL1 write traps to EL2", gic_sgi_trap_entry, 1, Lane::Exit));
-      add_counter(p, pr, counters::vm_exits);
-      for (std::size_t i = b; i < e; ++i) {
-        const unsigned target = r.targets[i];
-        p.sender.push_back(pr.step(kSender, "vgic_v3_queue_sgi: pending_latch, ap_list", gic_vgic_queue_sgi, 1, Lane::Exit));
-        p.sender.push_back(pr.step(kSender, "kvm_vcpu_kick: physical IPI to the target's pCPU", gic_vcpu_kick, 1, Lane::Exit));
-        add_counter(p, pr, counters::kicks);
-        p.deliveries.push_back(delivery_after_last_step(p, pr, *host_, *vm_, snode, target, "kick IPI to the target's CPU"));
-      }
-      p.sender.push_back(pr.step(kSender, "return from the trap, ERET to the guest", gic_sgi_trap_return, 1, Lane::Exit));
-    }
+    plan_trapped_sgi1r_writes(p, r, [&](unsigned target) {
+      p.sender.push_back(pr.step(kSender, "vgic_v3_queue_sgi: pending_latch, ap_list", gic_vgic_queue_sgi, 1, Lane::Exit));
+      p.sender.push_back(pr.step(kSender, "kvm_vcpu_kick: physical IPI to the target's pCPU", gic_vcpu_kick, 1, Lane::Exit));
+      add_counter(p, pr, counters::kicks);
+      p.deliveries.push_back(delivery_after_last_step(p, pr, *host_, *vm_, snode, target, "kick IPI to the target's CPU"));
+    });
     return p;
   }
 

@@ -60,39 +60,33 @@ class Vsgi final : public ArmMechanism, public ItsCommandHost {
     SendPlan p;
     const int spcpu = vm_->pcpu_of(static_cast<int>(r.sender));
     const int snode = host_->cpu(spcpu).node;
-    for (const auto& [b, e] : sgi1r_writes(r.targets)) {
-      p.sender.push_back(pr.step(kSender, "ICC_SGI1R_EL1 write traps to EL2", gic_sgi_trap_entry, 1, Lane::Exit));
-      add_counter(p, pr, counters::vm_exits);
-      for (std::size_t i = b; i < e; ++i) {
-        const unsigned target = r.targets[i];
-        p.sender.push_back(pr.step(kSender, "vgic_v3_dispatch_sgi -> its_sgi_set_irqchip_state", gic_vgic_dispatch_sgi, 1, Lane::Exit));
-        add_counter(p, pr, counters::sgir_writes);
-        const gic::VsgiRoute route = gic_->driver->send_vsgi(policy_, spcpu, static_cast<std::uint16_t>(target),
-                                                             static_cast<std::uint8_t>(r.vector & 0xF));
-        if (route.its < 0 || !route.write.accepted()) {
-          p.lost.push_back({static_cast<int>(target),
-                            fmt::format("GITS_SGIR write from pCPU {} was not accepted ({})", spcpu,
-                                        gic::sgir_outcome_name(route.write.outcome))});
-          p.notes.push_back(p.lost.back().reason);
-          continue;
-        }
-        const int its_node = host_->its[static_cast<std::size_t>(route.its)].node;
-        const int rd_node = host_->cpu(route.target_cpu()).node;
-        PlannedDelivery d;
-        d.target_cpu = static_cast<int>(target);
-        d.after_sender_step = static_cast<std::uint32_t>(p.sender.size() - 1);
-        d.path.push_back(pr.step("in flight", "GITS_SGIR write (posted MMIO)", its_sgir_write, 1, Lane::Wire));
-        if (auto s = interconnect_step(pr, *host_, snode, its_node, "GITS_SGIR write to the ITS's node")) d.path.push_back(*s);
-        d.path.push_back(pr.step(fmt::format("ITS{}", route.its), "vPE table lookup, forward to the RD", its_sgir_process, 1,
-                                 Lane::ItsPort, route.its));
-        d.path.push_back(pr.step("in flight", "ITS -> redistributor message", its_rd_hop, 1, Lane::Wire));
-        if (auto s = interconnect_step(pr, *host_, its_node, rd_node, "ITS -> redistributor on another node")) d.path.push_back(*s);
-        d.path.push_back(pr.step("RD", "vSGI pending -> vCPU interface", gic_rd_vsgi_pending, 1, Lane::Wire));
-        p.deliveries.push_back(std::move(d));
-        add_counter(p, pr, route.its_local ? counters::its_local : counters::its_remote);
+    plan_trapped_sgi1r_writes(p, r, [&](unsigned target) {
+      p.sender.push_back(pr.step(kSender, "vgic_v3_dispatch_sgi -> its_sgi_set_irqchip_state", gic_vgic_dispatch_sgi, 1, Lane::Exit));
+      add_counter(p, pr, counters::sgir_writes);
+      const gic::VsgiRoute route = gic_->driver->send_vsgi(policy_, spcpu, static_cast<std::uint16_t>(target),
+                                                           static_cast<std::uint8_t>(r.vector & 0xF));
+      if (route.its < 0 || !route.write.accepted()) {
+        p.lost.push_back({static_cast<int>(target),
+                          fmt::format("GITS_SGIR write from pCPU {} was not accepted ({})", spcpu,
+                                      gic::sgir_outcome_name(route.write.outcome))});
+        p.notes.push_back(p.lost.back().reason);
+        return;
       }
-      p.sender.push_back(pr.step(kSender, "return from the trap, ERET to the guest", gic_sgi_trap_return, 1, Lane::Exit));
-    }
+      const int its_node = host_->its[static_cast<std::size_t>(route.its)].node;
+      const int rd_node = host_->cpu(route.target_cpu()).node;
+      PlannedDelivery d;
+      d.target_cpu = static_cast<int>(target);
+      d.after_sender_step = static_cast<std::uint32_t>(p.sender.size() - 1);
+      d.path.push_back(pr.step("in flight", "GITS_SGIR write (posted MMIO)", its_sgir_write, 1, Lane::Wire));
+      if (auto s = interconnect_step(pr, *host_, snode, its_node, "GITS_SGIR write to the ITS's node")) d.path.push_back(*s);
+      d.path.push_back(pr.step(fmt::format("ITS{}", route.its), "vPE table lookup, forward to the RD", its_sgir_process, 1,
+                               Lane::ItsPort, route.its));
+      d.path.push_back(pr.step("in flight", "ITS -> redistributor message", its_rd_hop, 1, Lane::Wire));
+      if (auto s = interconnect_step(pr, *host_, its_node, rd_node, "ITS -> redistributor on another node")) d.path.push_back(*s);
+      d.path.push_back(pr.step("RD", "vSGI pending -> vCPU interface", gic_rd_vsgi_pending, 1, Lane::Wire));
+      p.deliveries.push_back(std::move(d));
+      add_counter(p, pr, route.its_local ? counters::its_local : counters::its_remote);
+    });
     return p;
   }
 
