@@ -6,12 +6,9 @@
 namespace ipilab::workload {
 
 MechanismInfo describe_x2apic_physical() {
-  return {"x2apic-physical",
-          Arch::X86,
-          "Linux x2APIC physical mode (x2apic_phys.c): one ICR write, hence one VM exit, per destination",
-          x86_mechanism_params(true),
-          joined(x86_icr_cost_keys(), {cost::keys::x2apic_icr_write_fastpath}),
-          x86_native_make("x2apic-physical", x86::X2apicMode::Physical, false)};
+  return x2apic_mechanism_info("x2apic-physical",
+                               "Linux x2APIC physical mode (x2apic_phys.c): one ICR write, hence one VM exit, per destination",
+                               x86::X2apicMode::Physical);
 }
 
 }  // namespace ipilab::workload

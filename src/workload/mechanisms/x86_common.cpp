@@ -258,6 +258,15 @@ std::function<std::unique_ptr<Mechanism>(MechanismContext&)> x86_native_make(std
   };
 }
 
+MechanismInfo x2apic_mechanism_info(std::string_view name, std::string_view description, x86::X2apicMode mode) {
+  return {name,
+          Arch::X86,
+          description,
+          x86_mechanism_params(true),
+          joined(x86_icr_cost_keys(), {cost::keys::x2apic_icr_write_fastpath}),
+          x86_native_make(std::string(name), mode, false)};
+}
+
 X86NativeMechanism::X86NativeMechanism(MechanismContext& ctx, std::string name, x86::X2apicMode mode, bool pv,
                                        X86SendOptions options)
     : host_(&ctx.host), vm_(&ctx.vm), pricer_(&ctx.pricer), xvm_(x86_view(ctx.vm)), name_(std::move(name)), options_(options) {

@@ -119,6 +119,10 @@ std::vector<cost::CostKey> joined(std::vector<cost::CostKey> keys, const std::ve
 /// The make function of an X86NativeMechanism whose options do not depend on the [workload] table.
 std::function<std::unique_ptr<Mechanism>(MechanismContext&)> x86_native_make(std::string name, x86::X2apicMode mode,
                                                                              bool pv, X86SendOptions options = {});
+/// The MechanismInfo of a KVM-hosted Linux x2APIC mode (x2apic-physical, x2apic-cluster), which differ
+/// only in `mode`: x86_mechanism_params(true), the ICR cost keys with x2apic.icr_write_fastpath, an
+/// X86NativeMechanism in `mode` without PV. `name` and `description` must outlive the registry (literals).
+MechanismInfo x2apic_mechanism_info(std::string_view name, std::string_view description, x86::X2apicMode mode);
 /// Reads them into the guest's configuration and the options (icr_fastpath unless ipiv, native,
 /// xapic or avic).
 void read_x86_send_params(const Params& params, x86::LinuxKvmGuestConfig& cfg, X86SendOptions& options);
