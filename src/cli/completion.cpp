@@ -35,20 +35,31 @@ std::vector<std::string> quoted_keys(const CommandDoc& c, const OptionDoc& o) {
   return ks;
 }
 
-// The keys of the loop that walks the command path: subcommand names, and options whose value
-// the loop skips.
-struct CaseKeys {
+// Both shells' scripts write a case pattern as `open PATTERN)`: bash "PAT)" (open = ""), zsh
+// "(PAT)" (open = "(").
+
+// The arms of the loop that walks the command path (case "$cmd:$w"): a subcommand name extends
+// $cmd, an option that takes a value makes the loop skip that value.
+void path_case_arms(std::ostream& s, const std::vector<const CommandDoc*>& all, const char* open) {
   std::vector<std::string> subs, valued;
-};
-CaseKeys case_keys(const std::vector<const CommandDoc*>& all) {
-  CaseKeys k;
   for (const auto* c : all) {
-    for (const auto& sc : c->subcommands) k.subs.push_back("\"" + key(*c, sc.name) + "\"");
+    for (const auto& sc : c->subcommands) subs.push_back("\"" + key(*c, sc.name) + "\"");
     for (const auto& o : c->options)
       if (o.takes_value)
-        for (const auto& n : quoted_keys(*c, o)) k.valued.push_back(n);
+        for (const auto& n : quoted_keys(*c, o)) valued.push_back(n);
   }
-  return k;
+  if (!subs.empty()) s << "      " << open << join(subs, "|") << ") cmd=${cmd:+$cmd }$w ;;\n";
+  if (!valued.empty()) s << "      " << open << join(valued, "|") << ") skip=1 ;;\n";
+}
+
+// The arms of case "$cmd:$prev", one per option that takes a value: `value(option, kind)` (the
+// shell's commands that complete it), then `ret`.
+void value_case_arms(std::ostream& s, const std::vector<const CommandDoc*>& all, const char* open,
+                     std::string (*value)(const OptionDoc&, ValueKind), const char* ret) {
+  for (const auto* c : all)
+    for (const auto& o : c->options)
+      if (o.takes_value)
+        s << "    " << open << join(quoted_keys(*c, o), "|") << ") " << value(o, value_kind(o)) << "; " << ret << " ;;\n";
 }
 
 // Single-quoted for sh/zsh.
@@ -142,23 +153,14 @@ std::string bash_completion(const CommandDoc& root) {
        "    if [[ -n $skip ]]; then skip=; continue; fi\n"
        "    if [[ $w == -- ]]; then _ipilab_add -c -- \"$cur\"; return 0; fi\n"
        "    case \"$cmd:$w\" in\n";
-  const CaseKeys keys = case_keys(all);
-  const std::vector<std::string>& subs = keys.subs;
-  const std::vector<std::string>& valued = keys.valued;
-  if (!subs.empty()) s << "      " << join(subs, "|") << ") cmd=${cmd:+$cmd }$w ;;\n";
-  if (!valued.empty()) s << "      " << join(valued, "|") << ") skip=1 ;;\n";
+  path_case_arms(s, all, "");
   s << "    esac\n"
        "  done\n"
        "  # A value after an option (also --option=value, which bash splits at '=').\n"
        "  if [[ $prev == = ]] && (( COMP_CWORD > 1 )); then prev=${COMP_WORDS[COMP_CWORD-2]}; fi\n"
        "  [[ $cur == = ]] && cur=\n"
        "  case \"$cmd:$prev\" in\n";
-  for (const auto* c : all)
-    for (const auto& o : c->options) {
-      if (!o.takes_value) continue;
-      const std::vector<std::string> ks = quoted_keys(*c, o);
-      s << "    " << join(ks, "|") << ") " << bash_value(o, value_kind(o)) << "; return 0 ;;\n";
-    }
+  value_case_arms(s, all, "", bash_value, "return 0");
   s << "  esac\n"
        "  if [[ $cur == -* ]]; then\n"
        "    case \"$cmd\" in\n";
@@ -230,22 +232,13 @@ std::string zsh_completion(const CommandDoc& root) {
        "    if [[ -n $skip ]]; then skip=; continue; fi\n"
        "    [[ $w == -- ]] && return 1\n"
        "    case \"$cmd:$w\" in\n";
-  const CaseKeys keys = case_keys(all);
-  const std::vector<std::string>& subs = keys.subs;
-  const std::vector<std::string>& valued = keys.valued;
-  if (!subs.empty()) s << "      (" << join(subs, "|") << ") cmd=${cmd:+$cmd }$w ;;\n";
-  if (!valued.empty()) s << "      (" << join(valued, "|") << ") skip=1 ;;\n";
+  path_case_arms(s, all, "(");
   s << "    esac\n"
        "  done\n"
        "  local cur=${words[CURRENT]} prev=${words[CURRENT-1]}\n"
        "  if [[ $cur == --*=* ]]; then prev=${cur%%=*}; compset -P '*='; cur=${cur#*=}; fi\n"
        "  case \"$cmd:$prev\" in\n";
-  for (const auto* c : all)
-    for (const auto& o : c->options) {
-      if (!o.takes_value) continue;
-      const std::vector<std::string> ks = quoted_keys(*c, o);
-      s << "    (" << join(ks, "|") << ") " << zsh_value(o, value_kind(o)) << "; return ;;\n";
-    }
+  value_case_arms(s, all, "(", zsh_value, "return");
   s << "  esac\n"
        "  local -a opts subs\n"
        "  case \"$cmd\" in\n";
