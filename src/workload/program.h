@@ -78,9 +78,10 @@ struct Op {
     o.step = step;
     return o;
   }
-  static Op call(std::span<const unsigned> targets, std::uint32_t vector, std::uint16_t func, bool wait,
+  /// The fields a Call and an Ipi share: `func` is the Call's function or the Ipi's handler body.
+  static Op send(Code c, std::span<const unsigned> targets, std::uint32_t vector, std::uint16_t func, bool wait,
                  Addressing addressing) {
-    Op o = of(Code::Call);
+    Op o = of(c);
     o.targets = targets;
     o.vector = vector;
     o.func = func;
@@ -88,15 +89,14 @@ struct Op {
     o.addressing = addressing;
     return o;
   }
+  static Op call(std::span<const unsigned> targets, std::uint32_t vector, std::uint16_t func, bool wait,
+                 Addressing addressing) {
+    return send(Code::Call, targets, vector, func, wait, addressing);
+  }
   static Op ipi(std::span<const unsigned> targets, std::uint32_t vector, std::uint16_t body, bool wait,
                 std::uint16_t tag = 0) {
-    Op o = of(Code::Ipi);
-    o.targets = targets;
-    o.vector = vector;
-    o.func = body;
-    o.wait = wait;
+    Op o = send(Code::Ipi, targets, vector, body, wait, targets.size() == 1 ? Addressing::One : Addressing::Mask);
     o.tag = tag;
-    o.addressing = targets.size() == 1 ? Addressing::One : Addressing::Mask;
     return o;
   }
   static Op wake(int target) {
