@@ -21,12 +21,12 @@
 
 namespace ipilab::kvm {
 
-/// MSR numbers used by guest code (Intel SDM vol. 3 §11.12 x2APIC; TLFS for the Hyper-V ones).
+/// MSR numbers used by guest code (Intel SDM vol. 3 §11.12 x2APIC; TLFS for the Hyper-V ones). The
+/// ICR's is x86::kMsrX2apicIcr: the guest's sends are the x86 models' MSR writes (x86/guest_send.h).
 inline constexpr std::uint32_t kMsrApicBase = 0x1B;
 inline constexpr std::uint32_t kMsrX2apicId = 0x802;
 inline constexpr std::uint32_t kMsrX2apicEoi = 0x80B;
 inline constexpr std::uint32_t kMsrX2apicSvr = 0x80F;
-inline constexpr std::uint32_t kMsrX2apicIcr = 0x830;
 inline constexpr std::uint32_t kHvMsrGuestOsId = 0x40000000;
 inline constexpr std::uint32_t kHvMsrHypercall = 0x40000001;
 inline constexpr std::uint32_t kHvMsrVpIndex = 0x40000002;
