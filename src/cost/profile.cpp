@@ -294,7 +294,7 @@ struct Profile::CostReader {
     e.finish();
     c.mean = p.to_ps(c.value, c.unit);
     build_sampler(c, per);
-    p.costs_[name] = Entry{std::move(c)};
+    p.costs_[name] = std::move(c);
   }
 
   // `range = [low, high]` (in the entry's unit) or `range = r` (relative), with `range_reason`.
@@ -457,8 +457,7 @@ const Cost& Profile::get(std::string_view key) const {
                      info ? fmt::format("profile '{}' has no value for this cost ({}), which the workload needs", name_, info->description)
                           : fmt::format("'{}' is not a cost key of the catalog", key));
   }
-  it->second.used = true;
-  return it->second.cost;
+  return it->second;
 }
 
 void Profile::require(std::span<const std::string_view> keys, std::string_view who) const {
@@ -496,7 +495,7 @@ void Profile::set(std::string_view key, double value, Unit unit, double spread, 
   c.range = CostRange{1.0, 1.0, "a scenario override: the variant's setting, held fixed", false};
   c.mean = to_ps(value, unit);
   const auto old = costs_.find(key);
-  const sim::DistKind family = old == costs_.end() ? sim::DistKind::Lognormal : old->second.cost.dist;
+  const sim::DistKind family = old == costs_.end() ? sim::DistKind::Lognormal : old->second.dist;
   switch (family) {
     case sim::DistKind::Fixed:
     case sim::DistKind::Lognormal:
@@ -515,7 +514,7 @@ void Profile::set(std::string_view key, double value, Unit unit, double spread, 
     case sim::DistKind::Empirical: {
       if (spread > 0) throw InputError(place, "the profile's entry is empirical, which takes no spread (its bins give the shape)");
       // Keep the shape: the bins scaled to the new mean, in the new unit.
-      const Cost& o = old->second.cost;
+      const Cost& o = old->second;
       const double old_ps = static_cast<double>(o.mean.v);
       const double per_new = ps_per(unit, clock_ghz_);
       const double per_old = o.value > 0 ? old_ps / o.value : 1.0;
@@ -531,14 +530,14 @@ void Profile::set(std::string_view key, double value, Unit unit, double spread, 
       break;
     }
   }
-  costs_[std::string(key)] = Entry{std::move(c)};
+  costs_[std::string(key)] = std::move(c);
 }
 
 void Profile::scale_mean(std::string_view key, double factor) {
   auto it = costs_.find(key);
   if (it == costs_.end() || !(factor > 0) || !std::isfinite(factor))
     throw std::invalid_argument(fmt::format("scale_mean({}, {}): no such cost or a factor that is not > 0", key, factor));
-  Cost& c = it->second.cost;
+  Cost& c = it->second;
   const double old_ps = static_cast<double>(c.mean.v);
   c.mean = sim::Ps{static_cast<std::int64_t>(std::llround(old_ps * factor))};
   c.value *= factor;
@@ -551,15 +550,14 @@ void Profile::scale_mean(std::string_view key, double factor) {
 
 std::vector<std::string> Profile::keys() const {
   std::vector<std::string> out;
-  for (const auto& [k, e] : costs_) out.push_back(k);
+  for (const auto& [k, c] : costs_) out.push_back(k);
   return out;
 }
 
-std::vector<ProvenanceEntry> Profile::provenance() const {
+std::vector<ProvenanceEntry> Profile::provenance(const UsedCosts& used) const {
   std::vector<ProvenanceEntry> out;
-  for (const auto& [k, e] : costs_) {
-    if (!e.used) continue;
-    const Cost& c = e.cost;
+  for (const auto& [k, c] : costs_) {
+    if (!used.contains(k)) continue;
     out.push_back({k, c.value, std::string(unit_name(c.unit)), c.mean.v, c.spread, c.source, std::string(sim::dist_name(c.dist)),
                    std::string(class_name(c.cls)), c.from == "override" ? c.from : shown_file(c.from), c.bins,
                    c.value * c.range.lo, c.value * c.range.hi, c.range.is_default});
@@ -567,7 +565,7 @@ std::vector<ProvenanceEntry> Profile::provenance() const {
   return out;
 }
 
-nlohmann::json Profile::provenance_json() const {
+nlohmann::json Profile::provenance_json(const UsedCosts& used) const {
   nlohmann::json j;
   j["profile"] = name_;
   j["file"] = file_;
@@ -578,7 +576,7 @@ nlohmann::json Profile::provenance_json() const {
     for (std::size_t i = 1; i < layers_.size(); ++i) ext.push_back({{"profile", layers_[i].name}, {"file", layers_[i].shown}});
   }
   auto& arr = j["costs"] = nlohmann::json::array();
-  for (const ProvenanceEntry& e : provenance()) {
+  for (const ProvenanceEntry& e : provenance(used)) {
     nlohmann::json c = {{"key", e.key},     {"value", e.value}, {"unit", e.unit},   {"ps", e.ps},    {"spread", e.spread},
                         {"source", e.source}, {"dist", e.dist},  {"class", e.cls}, {"from", e.from},
                         {"range", {e.range_low, e.range_high}}, {"range_default", e.range_default}};
@@ -589,10 +587,6 @@ nlohmann::json Profile::provenance_json() const {
     arr.push_back(std::move(c));
   }
   return j;
-}
-
-void Profile::clear_used() const {
-  for (const auto& [k, e] : costs_) e.used = false;
 }
 
 }  // namespace ipilab::cost

@@ -58,6 +58,7 @@
 
 #include <initializer_list>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -120,6 +121,10 @@ struct Cost {
   }
 };
 
+/// The keys of the costs a run priced with, for its provenance. The run's pricer keeps them
+/// (workload::Pricer), not the profile: a profile is read, never marked.
+using UsedCosts = std::set<std::string, std::less<>>;
+
 /// A used cost as reported in JSON output (key, value and unit as written, ps, spread, dist, class,
 /// source, the file it came from, the bins of an empirical entry).
 struct ProvenanceEntry {
@@ -168,11 +173,11 @@ class Profile {
   const std::vector<Layer>& layers() const noexcept { return layers_; }
 
   bool has(std::string_view key) const { return costs_.find(key) != costs_.end(); }
-  /// The cost of `key`; marks it used (provenance). Absent key -> InputError(place
-  /// "<profile file>: cost.<key>", reason naming the profile and the catalog description).
+  /// The cost of `key`. Absent key -> InputError(place "<profile file>: cost.<key>", reason
+  /// naming the profile and the catalog description).
   const Cost& get(std::string_view key) const;
   /// Checks that every key is present; InputError naming the profile file and ALL missing keys
-  /// ("needed by <who>"). Does not mark keys used.
+  /// ("needed by <who>").
   void require(std::span<const std::string_view> keys, std::string_view who = {}) const;
   void require(std::initializer_list<std::string_view> keys, std::string_view who = {}) const {
     require(std::span<const std::string_view>(keys.begin(), keys.size()), who);
@@ -194,14 +199,12 @@ class Profile {
 
   /// Keys present, sorted.
   std::vector<std::string> keys() const;
-  /// Costs used through get() so far, sorted by key.
-  std::vector<ProvenanceEntry> provenance() const;
+  /// The entries of the `used` costs this profile has, sorted by key.
+  std::vector<ProvenanceEntry> provenance(const UsedCosts& used) const;
   /// {"profile": name, "file": file, "clock_ghz", "clock_source", "costs": [{key, value, unit, ps,
-  /// spread, dist, class, source, from, bins (empirical only)}, ...]} for the used costs, plus
+  /// spread, dist, class, source, from, bins (empirical only)}, ...]} for the `used` costs, plus
   /// "extends": [{"profile", "file"}, ...] (the bases, nearest first) when the profile has any.
-  nlohmann::json provenance_json() const;
-  /// Forgets which costs were used (e.g. between variants).
-  void clear_used() const;
+  nlohmann::json provenance_json(const UsedCosts& used) const;
 
   /// value in `unit` -> ps with this profile's clock (cycles need clock_ghz > 0).
   sim::Ps to_ps(double value, Unit unit) const;
@@ -209,16 +212,12 @@ class Profile {
   double to_cycles(sim::Ps t) const { return t.cycles(clock_ghz_); }
 
  private:
-  struct Entry {
-    Cost cost;
-    mutable bool used = false;
-  };
   struct CostReader;  // reads one file's [cost.*] entries into the profile (profile.cpp)
   static Profile load_layer(const toml::table& root, std::string_view file, std::vector<std::string>& chain);
   std::string file_, name_, description_, host_, clock_source_;
   double clock_ghz_ = 0;
   std::vector<Layer> layers_;
-  std::map<std::string, Entry, std::less<>> costs_;
+  std::map<std::string, Cost, std::less<>> costs_;
 };
 
 }  // namespace ipilab::cost

@@ -159,7 +159,6 @@ std::vector<std::string> default_keys(const cost::Profile& prof) {
   std::vector<std::string> out;
   for (const auto& k : prof.keys())
     if (prof.get(k).cls == cost::CostClass::Fitted) out.push_back(k);
-  prof.clear_used();
   return out;
 }
 
@@ -216,7 +215,6 @@ Calibration calibrate(const std::vector<Figure>& set, const CalibrateOptions& op
   if (keys.empty()) throw InputError("--fit", fmt::format("profile '{}' has no fitted values; name the values to fit with --fit", opt.profile));
   for (const auto& k : keys)
     if (!prof->has(k)) throw InputError("--fit", fmt::format("profile '{}' has no cost.{}", opt.profile, k));
-  prof->clear_used();
   const std::vector<Figure> figs = chosen_figures(set, opt, c.profile);
   if (figs.empty()) throw InputError("--figure", fmt::format("no figure of profile '{}' to fit to", opt.profile));
   if (figs.size() < keys.size())

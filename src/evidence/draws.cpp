@@ -83,7 +83,6 @@ workload::RunSpec moved_spec(const scenario::PreparedVariant& v, const std::vect
     const double f = factor(k, r);
     if (f > 0 && f != 1.0) spec.profile.scale_mean(keys[k], f);
   }
-  spec.profile.clear_used();
   return spec;
 }
 

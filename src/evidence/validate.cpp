@@ -130,7 +130,6 @@ void check_fits(ProfileSummary& ps, const cost::Profile& prof, const std::vector
       throw InputError(file, fmt::format("profile '{}': the source of fitted cost.{} (\"{}\") names none of the figures fitted into it ({})",
                                          ps.name, k, src, it->second.front()->id));
   }
-  prof.clear_used();
 }
 
 // Runs one scenario's needed variants and fills the figures' results.

@@ -218,7 +218,6 @@ std::string to_profile_toml(const MeasureReport& r, const BaseProfile& base, std
     const cost::Cost& c = base.profile.get(key);
     o += fmt::format("#   inherited  {} = {} {}  ({})\n", key, num(c.value), cost::unit_name(c.unit), one_line(c.source));
   }
-  base.profile.clear_used();
 
   if (!r.kvm.empty()) {
     o += fmt::format("\n# Measured cases (median ns, 95 % interval of the median, ratio to {} with its paired "

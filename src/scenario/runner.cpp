@@ -118,7 +118,7 @@ void apply_overrides(cost::Profile& p, const toml::table& t, const std::string& 
     cost::Unit unit{};
     if (!parse_unit(unit_text, unit)) r.fail("unit", fmt::format("'{}' is not a unit: cycles, ns, ps or us", unit_text));
     double spread = 0;
-    if (p.has(key)) spread = p.get(key).spread;  // keep the profile's spread unless given (clear_used below)
+    if (p.has(key)) spread = p.get(key).spread;  // keep the profile's spread unless given
     if (auto sp = r.opt_double("spread")) spread = *sp;
     const std::string where = r.place("value");
     std::string source = r.opt_string("source").value_or("");
@@ -150,14 +150,12 @@ ProfileChoice build_profile(const toml::table& doc, const std::string& file, con
     ProfileChoice c{*ov.profile, ov.profile_shown};
     c.replaced = shown_path(path);
     if (over) apply_overrides(c.profile, *over, file, "");
-    c.profile.clear_used();
     return c;
   }
   auto it = cache.find(path.string());
   if (it == cache.end()) it = cache.emplace(path.string(), cost::Profile::load_file(path.string())).first;
   ProfileChoice c{it->second, shown_path(path)};
   if (over) apply_overrides(c.profile, *over, file, "");
-  c.profile.clear_used();
   return c;
 }
 

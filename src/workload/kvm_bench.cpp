@@ -165,7 +165,8 @@ class KvmBench final : public Workload {
     const cost::CostKey lk = line_key(host, sp, tp);
     const std::string lt = in.params.get(kLineTransfer);
     std::string line_setting = fmt::format("{:.4g} ns from the host's latency matrix", host.c2c_ns(sp, tp));
-    if (lt == "profile" || (lt == "auto" && in.profile.has(lk.name))) {
+    const bool line_from_profile = lt == "profile" || (lt == "auto" && in.profile.has(lk.name));
+    if (line_from_profile) {
       const double ns = spec.profile.get(lk.name).mean.ns();  // InputError naming the key when absent
       host.latency.pairs.push_back({sp, tp, ns});
       host.latency.pairs.push_back({tp, sp, ns});
@@ -176,6 +177,7 @@ class KvmBench final : public Workload {
     spec.host = &host;
 
     Bound b(spec, kDefaultMechanism);
+    if (line_from_profile) b.pricer.use(lk);  // the run's provenance names the line it took
     require_arch(spec, b, Arch::X86, "kvm_bench");
     RunConfig cfg = run_config(spec, b);
     cfg.compute_steps = {b.pricer.step("sender", "timestamp pair, once per timed sample", guest_counter_read)};

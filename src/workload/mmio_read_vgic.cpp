@@ -42,8 +42,7 @@ class MmioReadVgic final : public Workload {
     RunOutput out = run_vm(cfg, b.pricer);
     // Binding the mechanism and starting the core priced delivery and handler steps; nothing is
     // delivered here, so the run's provenance keeps only the two steps it ran.
-    spec.profile.clear_used();
-    for (const cost::CostKey& k : {guest_bench_loop, gic_vgic_mmio_trap}) spec.profile.get(k.name);
+    b.pricer.only_used({guest_bench_loop, gic_vgic_mmio_trap});
     // The trap is a compute step, not a send: count its exit here, one per measured read.
     out.counters[std::string(counters::vm_exits)] += out.measured_iterations;
 

@@ -80,7 +80,7 @@ PlanStep Pricer::step(std::string_view who, std::string_view what, cost::CostKey
   cache_key.append(std::to_string(its));
   auto it = cache_.find(cache_key);
   if (it == cache_.end()) {
-    const cost::Cost& c = profile_->get(key);
+    const cost::Cost& c = use(key);
     PlanStep s;
     s.id = breakdown_->step(fmt::format("{}: {} [{}]", who, what, key.name));
     jitters_.push_back(c.jitter());
@@ -138,7 +138,18 @@ PlanStep Pricer::fixed(std::string_view who, std::string_view what, std::string_
   return s;
 }
 
-sim::Ps Pricer::mean(cost::CostKey key) const { return profile_->get(key).mean; }
+sim::Ps Pricer::mean(cost::CostKey key) { return use(key).mean; }
+
+const cost::Cost& Pricer::use(cost::CostKey key) {
+  const cost::Cost& c = profile_->get(key.name);  // throws before recording an absent key
+  if (!used_.contains(key.name)) used_.emplace(key.name);
+  return c;
+}
+
+void Pricer::only_used(std::initializer_list<cost::CostKey> keys) {
+  used_.clear();
+  for (const cost::CostKey& k : keys) use(k);
+}
 
 void add_counter(SendPlan& plan, Pricer& pricer, std::string_view name, std::uint64_t n) {
   if (n == 0) return;

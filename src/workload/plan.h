@@ -25,6 +25,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -157,8 +158,16 @@ class Pricer {
   /// labelled "<who>: <what> [<source>]".
   PlanStep fixed(std::string_view who, std::string_view what, std::string_view source, sim::Ps duration,
                  Lane lane = Lane::Wire);
-  /// The cost's mean (marks it used for provenance).
-  sim::Ps mean(cost::CostKey key) const;
+  /// The cost's mean (recorded as used).
+  sim::Ps mean(cost::CostKey key);
+  /// The cost of `key`, recorded as used: a cost the run prices outside a plan step (e.g. a
+  /// line transfer it takes from the profile).
+  const cost::Cost& use(cost::CostKey key);
+  /// The costs this run priced with so far (step(), mean(), use()): the run's provenance.
+  const cost::UsedCosts& used() const noexcept { return used_; }
+  /// Makes the run's provenance exactly `keys`: for a workload whose bound mechanism priced steps
+  /// that the run never takes.
+  void only_used(std::initializer_list<cost::CostKey> keys);
   CounterId counter(std::string_view name) { return counters_->id(name); }
   const cost::Profile& profile() const noexcept { return *profile_; }
   sim::Breakdown& breakdown() const noexcept { return *breakdown_; }
@@ -179,6 +188,7 @@ class Pricer {
   const cost::Profile* profile_;
   sim::Breakdown* breakdown_;
   Counters* counters_;
+  cost::UsedCosts used_;
   std::unordered_map<std::string, PlanStep> cache_;
   std::deque<sim::Jitter> jitters_;  // the steps' distributions (a deque: their addresses never change)
   std::string scratch_;

@@ -82,7 +82,7 @@ ReplayResult replay(const RunSpec& spec, const std::vector<ReplaySend>& sends, s
   for (std::size_t k = 0; k < kind_names.size(); ++k) r.latency_by_kind[kind_names[k]] = std::move(out.delivery_by_tag[k]);
   r.counters = out.counters;
   r.settings = b.mechanism->settings();
-  r.provenance = spec.profile.provenance_json();
+  r.provenance = spec.profile.provenance_json(b.pricer.used());
   r.provenance["host"] = {{"name", spec.host->name}, {"latency_source", spec.host->latency.source}};
   r.notes = out.notes;
   if (skipped_no_vector)

@@ -91,7 +91,7 @@ RunResult assemble(const RunSpec& spec, Bound& b, RunOutput&& out, std::vector<M
   }
   r.throughput = out.throughput;
   r.resources = std::move(out.resources);
-  r.provenance = spec.profile.provenance_json();
+  r.provenance = spec.profile.provenance_json(b.pricer.used());
   r.provenance["host"] = {{"name", spec.host->name}, {"source", spec.host->source},
                           {"latency_source", spec.host->latency.source}};
   if (out.lost_iterations)

@@ -37,7 +37,7 @@ class SumWorkload : public workload::Workload {
       r.metrics.push_back(std::move(m));
     }
     r.counters["sends"] = spec.iterations;
-    r.provenance = spec.profile.provenance_json();
+    r.provenance = spec.profile.provenance_json(cost::UsedCosts(keys.begin(), keys.end()));
     return r;
   }
 };

@@ -84,7 +84,7 @@ class FakeWorkload : public workload::Workload {
     const double total = static_cast<double>(base_ns) + c.mean.ns();
     r.breakdown.push_back({"guest: base work", static_cast<double>(base_ns), static_cast<double>(base_ns) / total});
     r.breakdown.push_back({fmt::format("cost ({})", cost_key), c.mean.ns(), c.mean.ns() / total});
-    r.provenance = spec.profile.provenance_json();
+    r.provenance = spec.profile.provenance_json(cost::UsedCosts{cost_key});
     r.settings.push_back({"mode", mode});
     r.settings.push_back({"vcpus", std::to_string(spec.vm.size())});
     if (lost) r.notes.push_back(fmt::format("{} IPIs lost", lost));
