@@ -78,7 +78,6 @@ void deliver(const X86Vm& vm, std::uint32_t sender, const Icr& f, IcrWriteOutcom
   kvm_deliver_to_matched(vm, f, std::span<const std::uint32_t>(matched.begin(), matched.size()), out);
 }
 
-/// `out` as a fresh IcrWriteOutcome, keeping its targets' storage.
 }  // namespace
 
 void kvm_begin_icr_write(const X86Vm& vm, std::uint32_t sender, IcrWriteOutcome& out) {
