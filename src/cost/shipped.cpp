@@ -11,15 +11,11 @@
 namespace ipilab::cost {
 
 std::vector<ShippedProfile> list_shipped_profiles() {
-  namespace fs = std::filesystem;
-  const fs::path dir = data_dir() / "profiles";
   std::vector<ShippedProfile> out;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().extension() != ".toml" || !it->is_regular_file(ec)) continue;
+  for (const std::string& name : shipped_profile_names()) {
     ShippedProfile s;
-    s.name = it->path().stem().string();
-    s.file = it->path().string();
+    s.name = name;
+    s.file = (data_dir() / "profiles" / (name + ".toml")).string();
     try {
       const Profile p = Profile::load_file(s.file);
       s.title = p.name();
@@ -32,16 +28,15 @@ std::vector<ShippedProfile> list_shipped_profiles() {
     }
     out.push_back(std::move(s));
   }
-  std::sort(out.begin(), out.end(), [](const ShippedProfile& a, const ShippedProfile& b) { return a.name < b.name; });
-  return out;
+  return out;  // sorted by name, as the names are
 }
 
 std::vector<std::string> shipped_profile_names() {
   namespace fs = std::filesystem;
   std::vector<std::string> out;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(data_dir() / "profiles", ec))
-    if (e.path().extension() == ".toml" && e.is_regular_file(ec)) out.push_back(e.path().stem().string());
+  for (fs::directory_iterator it(data_dir() / "profiles", ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".toml" && it->is_regular_file(ec)) out.push_back(it->path().stem().string());
   std::sort(out.begin(), out.end());
   return out;
 }

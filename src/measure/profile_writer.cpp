@@ -61,10 +61,11 @@ BaseProfile load_base_profile(const std::string& arg) {
   } else {
     const fs::path f = data_dir() / "profiles" / (arg + ".toml");
     if (!fs::is_regular_file(f, ec)) {
+      const std::vector<std::string> shipped = cost::shipped_profile_names();
       std::string names;
-      for (const std::string& n : cost::shipped_profile_names()) names += (names.empty() ? "" : ", ") + n;
+      for (const std::string& n : shipped) names += (names.empty() ? "" : ", ") + n;
       throw InputError("--base", fmt::format("no shipped profile '{}'{} (shipped: {}); or give a path to a .toml file",
-                                             arg, did_you_mean(arg, cost::shipped_profile_names()), names.empty() ? "none found in " + (data_dir() / "profiles").string()
+                                             arg, did_you_mean(arg, shipped), names.empty() ? "none found in " + (data_dir() / "profiles").string()
                                                                 : names));
     }
     b.file = f.string();
