@@ -77,6 +77,15 @@ T choice(const Ctx& c, std::string_view what, std::string_view text, std::initia
   }
   c.fail(fmt::format("{}: '{}' is not one of {}", what, text, names));
 }
+/// The same over the model's own table of names (aliases accepted).
+template <typename T, std::size_t N>
+T choice(const Ctx& c, std::string_view what, std::string_view text, const EnumName<T> (&table)[N]) {
+  if (const auto v = value_named(table, lower(text))) return *v;
+  std::string names;
+  for (const auto& n : table)
+    if (!n.alias) names += (names.empty() ? "" : ", ") + std::string(n.name);
+  c.fail(fmt::format("{}: '{}' is not one of {}", what, text, names));
+}
 
 struct Keys {
   std::vector<std::pair<std::string, std::string>> kv;  // lower-case key, value as written
@@ -479,12 +488,12 @@ ScriptDriver parse_driver(const Ctx& c, const std::vector<std::string>& t) {
   Keys k = key_values(c, "driver", t, 1);
   ScriptDriver d;
   if (const auto* v = k.get("wait"))
-    d.wait = choice<WaitPredicate>(c, "driver wait", *v, {{"linear", WaitPredicate::Linear}, {"offsets", WaitPredicate::Offsets}});
+    d.wait = choice(c, "driver wait", *v, kWaitPredicateNames);
   if (const auto* v = k.get("vmovp_unmapped"))
     d.refuse_vmovp_unmapped = choice<bool>(c, "driver vmovp_unmapped", *v, {{"refuse", true}, {"send", false}});
   if (const auto* v = k.get("unmap_vsync")) d.vsync_after_unmap = boolean(c, "driver unmap_vsync", *v);
   if (const auto* v = k.get("find41"))
-    d.find41 = choice<Find41Policy>(c, "driver find41", *v, {{"post-seed", Find41Policy::PostSeed}, {"pre-seed", Find41Policy::PreSeed}});
+    d.find41 = choice(c, "driver find41", *v, kFind41PolicyNames);
   if (const auto* v = k.get("its_rate")) d.its_rate = number_in(c, "driver its_rate", *v, 0, 65536);
   k.done(c, "driver", "wait, vmovp_unmapped, unmap_vsync, find41, its_rate");
   if (k.kv.empty()) c.fail("driver: nothing to change (keys: wait, vmovp_unmapped, unmap_vsync, find41, its_rate)");
@@ -564,7 +573,7 @@ void parse_linux_wait(const Ctx& c, const std::vector<std::string>& t, const std
   if (!names.contains(l.as)) c.fail(fmt::format("linux wait: no batch was posted as '{}' before this line", l.as));
   Keys k = key_values(c, stmt, t, 3);
   if (const auto* v = k.get("predicate"))
-    l.predicate = choice<WaitPredicate>(c, "linux wait predicate", *v, {{"linear", WaitPredicate::Linear}, {"offsets", WaitPredicate::Offsets}});
+    l.predicate = choice(c, "linux wait predicate", *v, kWaitPredicateNames);
   k.done(c, stmt, "predicate");
 }
 

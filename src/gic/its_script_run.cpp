@@ -167,7 +167,7 @@ class Runner {
     if (d.find41) policy_ = *d.find41;
     r.notes.push_back(fmt::format("wait={} vmovp_unmapped={} unmap_vsync={} find41={} its_rate={}", wait_predicate_name(b.wait),
                                   b.refuse_vmovp_unmapped ? "refuse" : "send", b.vsync_after_unmap ? 1 : 0,
-                                  policy_ == Find41Policy::PostSeed ? "post-seed" : "pre-seed", b.its_commands_per_poll));
+                                  find41_policy_name(policy_), b.its_commands_per_poll));
   }
 
   void execute(const ScriptWrite& w, StepResult& r, ItsScriptResult&) {

@@ -7,9 +7,7 @@
 
 namespace ipilab::gic {
 
-std::string_view wait_predicate_name(WaitPredicate predicate) {
-  return predicate == WaitPredicate::Linear ? "linear" : "offsets";
-}
+std::string_view wait_predicate_name(WaitPredicate predicate) { return name_of(kWaitPredicateNames, predicate); }
 
 std::string_view wait_outcome_name(WaitOutcome outcome) {
   using enum WaitOutcome;

@@ -28,12 +28,18 @@
 #include <string>
 #include <string_view>
 
+#include "common/enum_names.h"
+
 namespace ipilab::gic {
 
 class GicSystem;
 
 enum class WaitPredicate { Linear, Offsets };
-/// "linear" / "offsets".
+/// its_wait_for_range_completion's predicate: "linear" (a050fa5476d4, v5.2-rc4 and stable 4.19.60 /
+/// 5.1.19) or "offsets" (before it: spins to the 1 s timeout when CREADR wrapped past the batch).
+inline constexpr EnumName<WaitPredicate> kWaitPredicateNames[] = {{WaitPredicate::Linear, "linear"},
+                                                                  {WaitPredicate::Offsets, "offsets"}};
+/// "linear" / "offsets" (kWaitPredicateNames).
 std::string_view wait_predicate_name(WaitPredicate predicate);
 
 enum class WaitOutcome {

@@ -25,9 +25,7 @@ std::uint32_t compute_its_aff(std::uint64_t gits_typer, std::uint32_t gits_mpidr
   return compute_common_aff(encode_gicr_typer(fake));
 }
 
-std::string_view find41_policy_name(Find41Policy policy) {
-  return policy == Find41Policy::PreSeed ? "pre_seed" : "post_seed";
-}
+std::string_view find41_policy_name(Find41Policy policy) { return name_of(kFind41PolicyNames, policy); }
 
 std::string_view vpe_table_source_name(VpeTableSource source) {
   using enum VpeTableSource;

@@ -52,6 +52,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/enum_names.h"
 #include "gic/gic_system.h"
 #include "gic/its_command.h"
 #include "gic/its_wait.h"
@@ -67,6 +68,12 @@ std::uint32_t compute_its_aff(std::uint64_t gits_typer, std::uint32_t gits_mpidr
 
 /// Which find_4_1_its() runs: before or after the seed patch f1a3fac4095c.
 enum class Find41Policy { PreSeed, PostSeed };
+/// find_4_1_its's two behaviours as parameters, scripts and reports name them: "pre-seed" (the first
+/// v4.1 ITS of its_nodes, i.e. the last one firmware reported) and "post-seed" (the per-CPU
+/// local_4_1_its of f1a3fac4095c, "irqchip/gic-v4.1: Use local 4_1 ITS to generate VSGI").
+inline constexpr EnumName<Find41Policy> kFind41PolicyNames[] = {{Find41Policy::PreSeed, "pre-seed"},
+                                                                {Find41Policy::PostSeed, "post-seed"}};
+/// "pre-seed" / "post-seed" (kFind41PolicyNames).
 std::string_view find41_policy_name(Find41Policy policy);
 
 /// Where a CPU's vPE table came from in allocate_vpe_l1_table().

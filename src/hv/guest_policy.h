@@ -44,10 +44,18 @@
 #include <string>
 #include <string_view>
 
+#include "common/enum_names.h"
+
 namespace ipilab::hv {
 
 enum class SendIpiOneVersion : std::uint8_t { kPreSeed, kSeedV2, kSeedV3 };
 enum class MaskPathVersion : std::uint8_t { kV54, kExcludeSelfUnfixed, kMainline };
+inline constexpr EnumName<SendIpiOneVersion> kSendIpiOneNames[] = {{SendIpiOneVersion::kPreSeed, "pre-seed"},
+                                                                   {SendIpiOneVersion::kSeedV2, "seed-v2"},
+                                                                   {SendIpiOneVersion::kSeedV3, "seed-v3"}};
+inline constexpr EnumName<MaskPathVersion> kMaskPathNames[] = {{MaskPathVersion::kV54, "v5.4"},
+                                                               {MaskPathVersion::kExcludeSelfUnfixed, "exclude-self-unfixed"},
+                                                               {MaskPathVersion::kMainline, "mainline"}};
 
 struct GuestPolicy {
   SendIpiOneVersion send_ipi_one = SendIpiOneVersion::kSeedV3;
@@ -64,6 +72,11 @@ struct GuestPolicy {
 
   friend bool operator==(const GuestPolicy&, const GuestPolicy&) = default;
 };
+/// The four named presets (policy_name, policy_from_name, the hyperv mechanism's send_ipi_one).
+inline constexpr EnumName<GuestPolicy> kGuestPolicyPresets[] = {{GuestPolicy::pre_seed(), "pre-seed"},
+                                                                {GuestPolicy::seed_v2(), "seed-v2"},
+                                                                {GuestPolicy::seed_v3(), "seed-v3"},
+                                                                {GuestPolicy::mainline(), "mainline"}};
 
 /// The Linux versions `ipilab hv send --linux` names: each a (send_ipi_one, mask_path) pair that
 /// existed as real code (read at the commits below; see docs/hv.md):
@@ -77,6 +90,12 @@ struct GuestPolicy {
 ///  * kMainline: f5c20e4a5f18 and later (Linux 6.12 .. current; linux-next's hv_setup_in_array rework
 ///    was pulled again and would not change the bytes: its batch size, 509 banks, exceeds 64).
 enum class LinuxVersion : std::uint8_t { kV5_4, kSeedV2, kV5_10, kExcludeSelfUnfixed, kMainline };
+/// Their names, oldest first (linux_version_info's table and every parameter that names one read it).
+inline constexpr EnumName<LinuxVersion> kLinuxVersionNames[] = {{LinuxVersion::kV5_4, "v5.4"},
+                                                                {LinuxVersion::kSeedV2, "seed-v2"},
+                                                                {LinuxVersion::kV5_10, "v5.10"},
+                                                                {LinuxVersion::kExcludeSelfUnfixed, "exclude-self-unfixed"},
+                                                                {LinuxVersion::kMainline, "mainline"}};
 
 struct LinuxVersionInfo {
   LinuxVersion version;

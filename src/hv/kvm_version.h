@@ -46,6 +46,8 @@
 #include <span>
 #include <string_view>
 
+#include "common/enum_names.h"
+
 namespace ipilab::hv {
 
 /// Upstream KVM versions that answer Hyper-V IPI hypercalls differently (oldest first).
@@ -55,6 +57,11 @@ enum class KvmVersion : std::uint8_t {
   kV5_18,     ///< v5.18 .. v6.13: VARHEAD series + XMM-fast SEND_IPI_EX, no in-kernel-LAPIC check
   kMainline,  ///< v6.14 and later (the model's default)
 };
+/// Their names, oldest first, with the release names that behave as one of them (aliases: v5.17 is
+/// v5.16, v6.14 is mainline), as `ipilab hv call --kvm` and the hyperv mechanism accept them.
+inline constexpr EnumName<KvmVersion> kKvmVersionNames[] = {
+    {KvmVersion::kV5_15, "v5.15"}, {KvmVersion::kV5_16, "v5.16"},   {KvmVersion::kV5_16, "v5.17", true},
+    {KvmVersion::kV5_18, "v5.18"}, {KvmVersion::kMainline, "v6.14", true}, {KvmVersion::kMainline, "mainline"}};
 
 /// The individual behaviours; kvm_behaviour() gives them per version. True = the fixed behaviour.
 struct KvmBehaviour {

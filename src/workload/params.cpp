@@ -79,14 +79,15 @@ ParamInfo info(const BoolParam& p) {
   return {std::string(p.name), "bool", p.default_text.empty() ? std::string(p.def ? "true" : "false") : std::string(p.default_text),
           std::string(p.description)};
 }
-ParamInfo info(const ChoiceParam& p) {
-  std::string d(p.description);
+ParamInfo choice_info(std::string_view name, std::string_view def, std::span<const std::string_view> names,
+                      std::string_view description, std::string_view default_text) {
+  std::string d(description);
   std::string list;
-  for (auto c : p.choices) list += (list.empty() ? "" : ", ") + std::string(c);
+  for (auto c : names) list += (list.empty() ? "" : ", ") + std::string(c);
   if (!list.empty()) d += " (one of: " + list + ")";
-  return {std::string(p.name), "string",
-          p.default_text.empty() ? fmt::format("\"{}\"", p.def) : std::string(p.default_text), d};
+  return {std::string(name), "string", default_text.empty() ? fmt::format("\"{}\"", def) : std::string(default_text), d};
 }
+ParamInfo info(const ChoiceParam& p) { return choice_info(p.name, p.def, p.choices, p.description, p.default_text); }
 ParamInfo info(const IntListParam& p) {
   return {std::string(p.name), "int list", std::string(p.default_text), std::string(p.description)};
 }

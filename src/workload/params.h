@@ -16,6 +16,8 @@
 
 #include <toml++/toml.h>
 
+#include "common/enum_names.h"
+
 namespace ipilab::workload {
 
 /// A declared parameter as listings show it.
@@ -53,6 +55,18 @@ struct ChoiceParam {
   std::string_view description;
   std::string_view default_text = {};
 };
+/// A choice among the values of a model's enum, named by the model's own table (common/enum_names.h:
+/// hv::kLinuxVersionNames, gic::kFind41PolicyNames, ...), so the names a scenario writes are the
+/// names the model prints, listed in one place; Params::get returns the value, never a string to
+/// compare again. Aliases in the table are accepted and listed.
+template <class E>
+struct EnumParam {
+  std::string_view name;
+  E def;
+  std::span<const EnumName<E>> names;
+  std::string_view description;
+  std::string_view default_text = {};
+};
 struct IntListParam {
   std::string_view name;
   std::string_view description;
@@ -64,6 +78,19 @@ ParamInfo info(const FloatParam& p);
 ParamInfo info(const BoolParam& p);
 ParamInfo info(const ChoiceParam& p);
 ParamInfo info(const IntListParam& p);
+/// The listing of a choice: "(one of: a, b, c)" after the description; the default quoted.
+ParamInfo choice_info(std::string_view name, std::string_view def, std::span<const std::string_view> names,
+                      std::string_view description, std::string_view default_text);
+template <class E>
+std::vector<std::string_view> enum_param_names(const EnumParam<E>& p) {
+  std::vector<std::string_view> names;
+  for (const auto& n : p.names) names.push_back(n.name);
+  return names;
+}
+template <class E>
+ParamInfo info(const EnumParam<E>& p) {
+  return choice_info(p.name, name_of(p.names, p.def), enum_param_names(p), p.description, p.default_text);
+}
 
 /// The [workload] table of a scenario after variant overrides, with the file it came from.
 class Params {
@@ -84,6 +111,15 @@ class Params {
   bool get(const BoolParam& p, bool def) const { return get_bool(p.name, def); }
   std::string get(const ChoiceParam& p) const;
   std::string get(const ChoiceParam& p, std::string_view def) const;
+  template <class E>
+  E get(const EnumParam<E>& p) const {
+    return get(p, p.def);
+  }
+  /// With a default the run computes (p.default_text says which).
+  template <class E>
+  E get(const EnumParam<E>& p, E def) const {
+    return *value_named(p.names, get_choice(p.name, name_of(p.names, def), enum_param_names(p)));
+  }
   std::vector<std::int64_t> get(const IntListParam& p, const std::vector<std::int64_t>& def) const {
     return get_int_list(p.name, def);
   }

@@ -40,7 +40,7 @@ RunConfig run_config(const RunSpec& spec, const Bound& b) {
 }
 
 PollingPolicy polling_policy(const RunSpec& spec) {
-  return spec.params.get(kPollingParam) == "skip-if-polling" ? PollingPolicy::SkipIfPolling : PollingPolicy::AlwaysIpi;
+  return spec.params.get(kPollingParam);
 }
 
 namespace {

@@ -167,7 +167,7 @@ class Storm final : public Workload {
     Settings settings{{"senders", std::to_string(senders)},
                       {"targets", tset == "partner" ? fmt::format("partner (+{})", offset) : tset},
                       {"send", fmt::format("{}{}", send, wait ? ", wait" : ", no wait")}};
-    if (call && max_targets == 1) settings.emplace_back("polling", spec.params.get(kPollingParam));
+    if (call && max_targets == 1) settings.emplace_back("polling", std::string(name_of(kPollingPolicyNames, polling_policy(spec))));
     settings.emplace_back("think", think.v == 0 ? std::string("back to back")
                                                 : fmt::format("{} ns ({})", spec.params.get(kThink), spec.params.get(kArr)));
     return finish(spec, b, std::move(out), std::move(m), std::move(settings));

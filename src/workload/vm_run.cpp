@@ -12,12 +12,8 @@
 
 namespace ipilab::workload {
 
-namespace {
-constexpr std::string_view kPollingChoices[] = {"always-ipi", "skip-if-polling"};
-}  // namespace
-
-const ChoiceParam kPollingParam{
-    "polling", "always-ipi", kPollingChoices,
+const EnumParam<PollingPolicy> kPollingParam{
+    "polling", PollingPolicy::AlwaysIpi, kPollingPolicyNames,
     "what send_call_function_single_ipi does for a target idling in polling idle (TIF_POLLING_NRFLAG): "
     "always-ipi (Linux before b2a02fc43a1f) or skip-if-polling (set need_resched, no IPI; Linux 5.8+)"};
 

@@ -100,9 +100,13 @@
 
 namespace ipilab::workload {
 
+/// What send_call_function_single_ipi does for a target in polling idle (TIF_POLLING_NRFLAG):
+/// "always-ipi" (Linux before b2a02fc43a1f) or "skip-if-polling" (set need_resched, no IPI; 5.8+).
 enum class PollingPolicy : std::uint8_t { AlwaysIpi, SkipIfPolling };
-/// The polling-policy parameter (`polling`): "always-ipi" | "skip-if-polling".
-extern const ChoiceParam kPollingParam;
+inline constexpr EnumName<PollingPolicy> kPollingPolicyNames[] = {{PollingPolicy::AlwaysIpi, "always-ipi"},
+                                                                  {PollingPolicy::SkipIfPolling, "skip-if-polling"}};
+/// The polling-policy parameter (`polling`).
+extern const EnumParam<PollingPolicy> kPollingParam;
 
 /// How one request (a CSD, a wake entry or a raw IPI to one target) was served.
 enum class Served : std::uint8_t { OwnIpi, Coalesced, Polling, Lost };

@@ -70,7 +70,7 @@ class Wakeup final : public Workload {
     m.add("send_cost", "time inside the send hook, for the wake-ups that sent an IPI", std::move(out.send_cost));
     return finish(spec, b, std::move(out), std::move(m),
                   {{"pairs", std::to_string(pairs)},
-                   {"polling", spec.params.get(kPollingParam)},
+                   {"polling", std::string(name_of(kPollingPolicyNames, polling_policy(spec)))},
                    {"work", fmt::format("{} ns", spec.params.get(kWork))}});
   }
 };

@@ -33,12 +33,10 @@ namespace {
 
 using namespace cost::keys;
 constexpr std::string_view kSender = "sender";
-constexpr std::string_view kPolicies[] = {"pre-seed", "post-seed"};
-const ChoiceParam kFind41{"find_4_1_its", "post-seed", kPolicies,
+const EnumParam<gic::Find41Policy> kFind41{"find_4_1_its", gic::Find41Policy::PostSeed, gic::kFind41PolicyNames,
                           "ITS choice for GITS_SGIR: pre-seed (first v4.1 ITS in its_nodes = the last one firmware "
                           "reported) or post-seed (per-CPU local_4_1_its, f1a3fac4095c)"};
-constexpr std::string_view kWaits[] = {"linear", "offsets"};
-const ChoiceParam kItsWait{"its_wait", "linear", kWaits,
+const EnumParam<gic::WaitPredicate> kItsWait{"its_wait", gic::WaitPredicate::Linear, gic::kWaitPredicateNames,
                            "the host driver's ITS completion wait (its_wait_for_range_completion): linear (a050fa5476d4, "
                            "v5.2-rc4 and stable 4.19.60 / 5.1.19) or offsets (before: spins to the 1 s timeout when CREADR "
                            "wrapped past the batch); matters when ITS commands are sent (workload its_commands)"};
@@ -46,9 +44,8 @@ const ChoiceParam kItsWait{"its_wait", "linear", kWaits,
 class Vsgi final : public ArmMechanism, public ItsCommandHost {
  public:
   explicit Vsgi(MechanismContext& ctx) : ArmMechanism(ctx) {
-    pol_name_ = ctx.params.get(kFind41);
-    wait_name_ = ctx.params.get(kItsWait);
-    policy_ = pol_name_ == "pre-seed" ? gic::Find41Policy::PreSeed : gic::Find41Policy::PostSeed;
+    policy_ = ctx.params.get(kFind41);
+    wait_ = ctx.params.get(kItsWait);
     gic_ = std::make_unique<VmGic>(ctx.host, ctx.vm, policy_);
     Pricer& pr = *pricer_;
     arrival_.halted = {pr.step("target", "WFI: doorbell, vCPU scheduled, vPE made resident", vcpu_halt_wakeup, 1, Lane::TargetHv)};
@@ -91,8 +88,8 @@ class Vsgi final : public ArmMechanism, public ItsCommandHost {
   }
 
   std::vector<std::pair<std::string, std::string>> settings() const override {
-    std::vector<std::pair<std::string, std::string>> s{{"mechanism", "gicv4.1-vsgi"}, {"find_4_1_its", pol_name_}};
-    if (commands_) s.emplace_back("its_wait", wait_name_);
+    std::vector<std::pair<std::string, std::string>> s{{"mechanism", "gicv4.1-vsgi"}, {"find_4_1_its", std::string(gic::find41_policy_name(policy_))}};
+    if (commands_) s.emplace_back("its_wait", gic::wait_predicate_name(wait_));
     s.emplace_back("vPE tables", vpe_tables_text());
     // Which ITS each socket's vCPUs write.
     std::map<int, std::pair<int, bool>> by_socket;  // sender socket -> (ITS, local)
@@ -144,9 +141,7 @@ class Vsgi final : public ArmMechanism, public ItsCommandHost {
 
   ItsCommandModel& its_commands() override {
     if (!commands_)
-      commands_ = std::make_unique<ItsCommandModel>(*host_, *vm_, *gic_, policy_,
-                                                    wait_name_ == "offsets" ? gic::WaitPredicate::Offsets : gic::WaitPredicate::Linear,
-                                                    *pricer_);
+      commands_ = std::make_unique<ItsCommandModel>(*host_, *vm_, *gic_, policy_, wait_, *pricer_);
     return *commands_;
   }
 
@@ -162,8 +157,8 @@ class Vsgi final : public ArmMechanism, public ItsCommandHost {
   gic::ItsChoice choice(unsigned cpu) const { return gic_->driver->choose_sgir_its(vm_->pcpu_of(static_cast<int>(cpu)), policy_); }
 
  private:
-  std::string pol_name_, wait_name_;
   gic::Find41Policy policy_;
+  gic::WaitPredicate wait_;
   std::unique_ptr<VmGic> gic_;
   std::unique_ptr<ItsCommandModel> commands_;
 };

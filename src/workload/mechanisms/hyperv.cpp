@@ -58,22 +58,18 @@ namespace {
 using namespace cost::keys;
 constexpr std::string_view kSender = "sender";
 
-constexpr std::string_view kLinuxVersions[] = {"v5.4", "seed-v2", "v5.10", "exclude-self-unfixed", "mainline"};
-constexpr std::string_view kKvmVersions[] = {"v5.15", "v5.16", "v5.17", "v5.18", "v6.14", "mainline"};
-constexpr std::string_view kOneVersions[] = {"pre-seed", "seed-v2", "seed-v3", "mainline"};
-constexpr std::string_view kMaskVersions[] = {"v5.4", "exclude-self-unfixed", "mainline"};
-
-const ChoiceParam kLinux{"linux", "mainline", kLinuxVersions,
+const EnumParam<hv::LinuxVersion> kLinux{"linux", hv::LinuxVersion::kMainline, hv::kLinuxVersionNames,
                          "the guest's arch/x86/hyperv/hv_apic.c, named as `ipilab hv send --linux` names it (`ipilab hv "
                          "send --linux list`); excludes send_ipi_one / mask_path",
                          "\"mainline\" (or what send_ipi_one / mask_path say)"};
-const ChoiceParam kKvm{"kvm", "mainline", kKvmVersions,
+const EnumParam<hv::KvmVersion> kKvm{"kvm", hv::KvmVersion::kMainline, hv::kKvmVersionNames,
                        "the host's arch/x86/kvm/hyperv.c, named as `ipilab hv call --kvm` names it (`ipilab hv call --kvm "
                        "list`; v5.17 = v5.16, v6.14 = mainline)"};
-const ChoiceParam kSendIpiOne{"send_ipi_one", "mainline", kOneVersions,
+/// Names a guest policy preset: its __send_ipi_one, and the default of mask_path.
+const EnumParam<hv::GuestPolicy> kSendIpiOne{"send_ipi_one", hv::GuestPolicy::mainline(), hv::kGuestPolicyPresets,
                               "older spelling of linux, the __send_ipi_one version: pre-seed (= linux v5.4), seed-v2, "
                               "seed-v3 (= v5.10), mainline"};
-const ChoiceParam kMaskPath{"mask_path", "mainline", kMaskVersions,
+const EnumParam<hv::MaskPathVersion> kMaskPath{"mask_path", hv::MaskPathVersion::kMainline, hv::kMaskPathNames,
                             "older spelling of linux, the __send_ipi_mask[_ex] version: v5.4, exclude-self-unfixed (Sep "
                             "2021), mainline; with send_ipi_one it must name a Linux version",
                             "\"v5.4\" for pre-seed/seed-v2/seed-v3, else \"mainline\""};
@@ -113,17 +109,10 @@ hv::LinuxVersion resolve_linux(const Params& params) {
       throw InputError(params.place(params.has(kSendIpiOne.name) ? kSendIpiOne.name : kMaskPath.name),
                        "give either linux or send_ipi_one / mask_path, not both (linux names both halves: e.g. "
                        "linux = \"v5.10\" is send_ipi_one = \"seed-v3\" with mask_path = \"v5.4\")");
-    return *hv::linux_version_from_name(params.get(kLinux));
+    return params.get(kLinux);
   }
-  const std::string one = params.get(kSendIpiOne);
-  const std::string mask = params.get(kMaskPath, one == "mainline" ? "mainline" : "v5.4");
-  hv::GuestPolicy policy;
-  policy.send_ipi_one = one == "pre-seed"  ? hv::SendIpiOneVersion::kPreSeed
-                        : one == "seed-v2" ? hv::SendIpiOneVersion::kSeedV2
-                                           : hv::SendIpiOneVersion::kSeedV3;
-  policy.mask_path = mask == "v5.4"                   ? hv::MaskPathVersion::kV54
-                     : mask == "exclude-self-unfixed" ? hv::MaskPathVersion::kExcludeSelfUnfixed
-                                                      : hv::MaskPathVersion::kMainline;
+  const hv::GuestPolicy preset = params.get(kSendIpiOne);
+  const hv::GuestPolicy policy{preset.send_ipi_one, params.get(kMaskPath, preset.mask_path)};
   for (const hv::LinuxVersionInfo* v = hv::linux_versions_begin(); v != hv::linux_versions_end(); ++v)
     if (v->policy == policy) return v->version;
   std::string named;
@@ -133,7 +122,7 @@ hv::LinuxVersion resolve_linux(const Params& params) {
   throw InputError(params.place(params.has(kMaskPath.name) ? kMaskPath.name : kSendIpiOne.name),
                    fmt::format("no Linux version has send_ipi_one \"{}\" with mask_path \"{}\" (the versions: {}); "
                                "name one with linux = \"...\"",
-                               one, mask, named));
+                               hv::policy_name(preset), hv::to_string(policy.mask_path), named));
 }
 
 /// A cpulist parameter (string in Linux notation, or a list of guest CPUs), ascending and unique.
@@ -168,7 +157,7 @@ class HyperV final : public Mechanism {
     const Params& params = ctx.params;
     const auto n = static_cast<unsigned>(vm.size());
     linux_ = resolve_linux(params);
-    kvm_ = *hv::kvm_version_from_name(params.get(kKvm));
+    kvm_ = params.get(kKvm);
     const hv::LinuxVersionInfo& lv = hv::linux_version_info(linux_);
 
     // The guest, built the way hv::run_send_case builds it (so the sample's `hv send` command is exact).
