@@ -32,6 +32,12 @@ GuestSend send_shorthand(const LinuxKvmGuestConfig& cfg, std::uint8_t vector, Sh
 
 GuestSend linux_send_ipi(const X86Vm& vm, const LinuxKvmGuestConfig& cfg, std::uint32_t cpu,
                          std::uint8_t vector) {
+  if (cfg.xapic && cfg.pv_send_ipi && cfg.xapic_driver == XapicDriver::Flat) {
+    check_cpu(vm, cpu);
+    Cpumask one(vm.nr_vcpus());
+    one.set(cpu);
+    return kvm_guest_send_ipi_mask(vm, one, vector);
+  }
   if (cfg.xapic) return xapic_send_ipi_one(vm, cfg.xapic_driver, cpu, vector);
   return x2apic_send_ipi_one(vm, cfg.x2apic_mode, cpu, vector);
 }

@@ -39,7 +39,11 @@ struct LinuxKvmGuestConfig {
   XapicDriver xapic_driver = XapicDriver::Physflat;
 };
 
-/// apic->send_IPI(cpu, vector): always the native single ICR write (PV does not replace it).
+/// apic->send_IPI(cpu, vector): the driver's own single send, which PV does not replace — except that
+/// apic_flat's is default_send_IPI_single (arch/x86/kernel/apic/ipi.c), which calls
+/// apic->send_IPI_mask(cpumask_of(cpu)): with PV send-IPI installed (kvm_setup_pv_ipi) that is
+/// kvm_send_ipi_mask, one KVM_HC_SEND_IPI. x2APIC physical / cluster and apic_physflat
+/// (default_send_IPI_single_phys) write the ICR themselves.
 GuestSend linux_send_ipi(const X86Vm& vm, const LinuxKvmGuestConfig& cfg, std::uint32_t cpu,
                          std::uint8_t vector);
 /// apic->send_IPI_mask / send_IPI_mask_allbutself: PV windows if installed, else the x2APIC driver.

@@ -80,6 +80,29 @@ TEST(GuestXapic, TheGuestDispatchUsesTheXapicDriverAndItsShorthand) {
   EXPECT_EQ(linux_send_ipi(vm, cfg, 3, 0xFD).mmio_writes.at(0).icr2, 0x08u << 24);
 }
 
+// apic_flat's send_IPI is default_send_IPI_single -> apic->send_IPI_mask(cpumask_of(cpu)), which
+// kvm_setup_pv_ipi replaced by kvm_send_ipi_mask: one target is a KVM_HC_SEND_IPI (bitmap bit 0 at
+// min = its APIC ID, icr = APIC_DM_FIXED | vector). physflat's default_send_IPI_single_phys writes the
+// ICR itself.
+TEST(GuestXapic, WithPvSendIpiFlatSendsOneTargetAsAHypercallPhysflatAsAnIcrWrite) {
+  const X86Vm vm = X86Vm::identity(4);
+  LinuxKvmGuestConfig cfg;
+  cfg.xapic = true;
+  cfg.pv_send_ipi = true;
+  cfg.xapic_driver = XapicDriver::Flat;
+  const GuestSend flat = linux_send_ipi(vm, cfg, 3, 0xFD);
+  EXPECT_TRUE(flat.mmio_writes.empty());
+  ASSERT_EQ(flat.hypercalls.size(), 1u);
+  EXPECT_EQ(flat.hypercalls[0], (PvIpiHypercall{1, 0, 3, 0xFD}));
+  cfg.xapic_driver = XapicDriver::Physflat;
+  const GuestSend phys = linux_send_ipi(vm, cfg, 3, 0xFD);
+  EXPECT_TRUE(phys.hypercalls.empty());
+  ASSERT_EQ(phys.mmio_writes.size(), 1u);
+  EXPECT_EQ(phys.mmio_writes[0].icr2, 3u << 24);
+  EXPECT_THROW(linux_send_ipi(vm, LinuxKvmGuestConfig{.pv_send_ipi = true, .xapic = true, .xapic_driver = XapicDriver::Flat}, 4, 0xFD),
+               std::invalid_argument);
+}
+
 TEST(GuestXapic, FlatCannotAddressANinthCpuAndXapicStopsAt255Ids) {
   const X86Vm vm = X86Vm::identity(9);
   EXPECT_THROW(xapic_send_ipi_one(vm, XapicDriver::Flat, 8, 0xFB), std::invalid_argument);
