@@ -159,6 +159,10 @@ void RadixEventQueue::to_small() {
     occupied_[l] = 0;
   }
   buckets_[0][base_ & kDigitMask].clear();
+  reset_to_small();
+}
+
+void RadixEventQueue::reset_to_small() noexcept {
   levels_ = 0;
   head_ = 0;
   peek_ = kNoPeek;
@@ -179,14 +183,8 @@ void RadixEventQueue::clear() noexcept {
       }
     }
   occupied_.fill(0);
-  levels_ = 0;
-  head_ = 0;
   size_ = 0;
-  peek_ = kNoPeek;
-  front_.clear();
-  fhead_ = 0;
-  front_last_ = INT64_MIN;
-  small_ = true;
+  reset_to_small();
 }
 
 std::size_t RadixEventQueue::memory_bytes() const noexcept {

@@ -227,6 +227,8 @@ class RadixEventQueue {
     b.data[b.size++] = e;
   }
   void grow(Bucket& b);  // larger storage: a spare array if one fits, else a new one
+  // Back to small mode with no level occupied and nothing in front (to_small(), clear()).
+  void reset_to_small() noexcept;
   // An emptied bucket keeps at most kKeep entries of storage; a larger array becomes a spare, so
   // the storage follows the pending events, not the largest bucket each of the 704 ever held.
   void trim(Bucket& b) {

@@ -46,9 +46,10 @@ using namespace cost::keys;
 // beside the others, which every workload and mechanism includes).
 constexpr cost::CostKey guest_clock_read{"guest.clock_read"};
 constexpr cost::CostKey guest_ipi_bench_dry_run{"guest.ipi_bench_dry_run"};
-constexpr std::string_view kCases[] = {"normal", "self", "broadcast"};
+enum class Case : std::uint8_t { Normal, Self, Broadcast };
+constexpr EnumName<Case> kCases[] = {{Case::Normal, "normal"}, {Case::Self, "self"}, {Case::Broadcast, "broadcast"}};
 constexpr std::string_view kUnits[] = {"ns", "cycles"};
-const ChoiceParam kCase{"case", "normal", kCases,
+const EnumParam<Case> kCase{"case", Case::Normal, kCases,
                         "the module's case: normal (POKE_ANY, smp_call_function_single to cpumask_any_but(online, "
                         "self)), self (POKE_SELF, run locally) or broadcast (POKE_ALL, smp_call_function_many to the "
                         "other online CPUs)"};
@@ -63,17 +64,17 @@ class IpiBenchmark final : public Workload {
   RunResult run(const RunSpec& spec) const override {
     const int n = spec.vm.size();
     const auto sender = static_cast<unsigned>(spec.params.get(kSender, kSender.def, n - 1));
-    const std::string kase = spec.params.get(kCase);
+    const Case kase = spec.params.get(kCase);
     const std::string unit = spec.params.get(kUnit);
-    if (kase != "self" && n < 2)
-      throw InputError(spec.params.place("case"), fmt::format("case {} needs a VM of at least 2 vCPUs", kase));
+    if (kase != Case::Self && n < 2)
+      throw InputError(spec.params.place("case"), fmt::format("case {} needs a VM of at least 2 vCPUs", name_of(kCases, kase)));
     // cpumask_any_but(cpu_online_mask, self): the first online CPU that is not the sender.
     const unsigned target = sender == 0 ? 1u : 0u;
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::X86, "ipi_benchmark");
 
     RunConfig cfg = run_config(spec, b);
-    cfg.uses_calls = kase != "self";
+    cfg.uses_calls = kase != Case::Self;
     cfg.polling = polling_policy(spec);
     cfg.call_single_vector = vector_of(Arch::X86, IpiKind::CallFunctionSingle, "");
     auto add = [&](PlanStep s) {
@@ -81,7 +82,7 @@ class IpiBenchmark final : public Workload {
       return Op::compute_step(static_cast<int>(cfg.compute_steps.size() - 1));
     };
     const topology::Host& host = *spec.host;
-    const int sp = spec.vm.pcpu_of(static_cast<int>(sender)), tp = kase == "self" ? sp : spec.vm.pcpu_of(static_cast<int>(target));
+    const int sp = spec.vm.pcpu_of(static_cast<int>(sender)), tp = kase == Case::Self ? sp : spec.vm.pcpu_of(static_cast<int>(target));
     const double to_target_ns = host.c2c_ns(sp, tp), to_sender_ns = host.c2c_ns(tp, sp);
     const std::string line_src = "host latency matrix, the two vCPUs' host CPUs";
     // A line the other side wrote last, fetched by `who` (the target: from the sender, and back).
@@ -90,12 +91,12 @@ class IpiBenchmark final : public Workload {
     };
     std::vector<Op> ops{Op::mark(), add(b.pricer.step("sender", "the module's loop without the send (Dry-run)", guest_ipi_bench_dry_run))};
     std::vector<unsigned> targets;
-    if (kase == "self") {
+    if (kase == Case::Self) {
       ops.push_back(add(b.pricer.step("sender", "time = ktime_get()", guest_clock_read)));
       ops.push_back(add(b.pricer.step("sender", "generic_exec_single to self: csd_unlock", guest_csd_unlock)));
       ops.push_back(add(b.pricer.step("sender", "handle_ipi: ktime_get()", guest_clock_read)));
       ops.push_back(add(b.pricer.step("sender", "handle_ipi: *time = now - *time", guest_callback)));
-    } else if (kase == "normal") {
+    } else if (kase == Case::Normal) {
       targets = {target};
       ops.push_back(add(b.pricer.step("sender", "cpumask_any_but(cpu_online_mask, self)", guest_cpumask_word)));
       ops.push_back(add(b.pricer.step("sender", "time = ktime_get()", guest_clock_read)));
@@ -122,16 +123,16 @@ class IpiBenchmark final : public Workload {
     std::vector<Metric> m;
     m.push_back(make_metric("round_trip", unit, "one send_ipi() of the module's loop: its total column / NTIMES",
                             std::move(out.iteration), ppu));
-    if (kase != "self") {
+    if (kase != Case::Self) {
       m.push_back(make_metric("send_cost", unit, "inside the send path on the sender (entry to return to the guest)",
                               std::move(out.send_cost), ppu));
       m.push_back(make_metric("call", unit, "smp_call_function_*() start -> the sender sees every CSD released",
                               std::move(out.call), ppu));
     }
     auto settings = b.mechanism->settings();
-    settings.emplace_back("case", kase);
-    if (kase == "normal") settings.emplace_back("target", fmt::format("CPU {} (cpumask_any_but(cpu_online_mask, {}))", target, sender));
-    if (kase != "self") settings.emplace_back("cache-line transfer", fmt::format("{:.4g} ns to the target, {:.4g} ns back, from the host's latency matrix", to_target_ns, to_sender_ns));
+    settings.emplace_back("case", std::string(name_of(kCases, kase)));
+    if (kase == Case::Normal) settings.emplace_back("target", fmt::format("CPU {} (cpumask_any_but(cpu_online_mask, {}))", target, sender));
+    if (kase != Case::Self) settings.emplace_back("cache-line transfer", fmt::format("{:.4g} ns to the target, {:.4g} ns back, from the host's latency matrix", to_target_ns, to_sender_ns));
     return assemble(spec, b, std::move(out), std::move(m), std::move(settings), spec.iterations);
   }
 };

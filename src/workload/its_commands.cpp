@@ -32,16 +32,14 @@
 namespace ipilab::workload {
 namespace {
 
-constexpr std::string_view kCommands[] = {"vsgi", "invdb", "vmovp"};
-constexpr std::string_view kArrivals[] = {"fixed", "poisson"};
 constexpr std::string_view kUnits[] = {"ns", "us"};
-const ChoiceParam kCommand{"command", "vsgi", kCommands,
+const EnumParam<ItsCommandKind> kCommand{"command", ItsCommandKind::Vsgi, kItsCommandKindNames,
                            "what each operation sends: vsgi (a trapped SGI priority write -> VSGI + VSYNC), invdb "
                            "(its_vpe_4_1_send_inv -> INVDB + VSYNC) or vmovp (vgic_v4_load after a migration -> VMOVP + "
                            "VSYNC)"};
 const IntParam kSenders{"senders", 1, 1, 1000, "the first N vCPUs issue operations"};
 const FloatParam kThink{"think_ns", 0, 0, 1e12, "guest work between a sender's operations, ns (0: back to back)"};
-const ChoiceParam kArr{"arrivals", "fixed", kArrivals, "think_ns is fixed, or the mean of an exponential"};
+const EnumParam<Arrivals> kArr{"arrivals", Arrivals::Fixed, kArrivalsNames, "think_ns is fixed, or the mean of an exponential"};
 const FloatParam kPeriod{"period_ns", 0, 0, 1e12,
                          "> 0: every sender's k-th operation starts at k x period_ns (bursts; excludes think_ns)"};
 const IntParam kMigrate{"migrate_offset", 1, 1, 1 << 20,
@@ -134,15 +132,14 @@ class ItsCommands final : public Workload {
   RunResult run(const RunSpec& spec) const override {
     const int n = spec.vm.size();
     const auto senders = static_cast<int>(spec.params.get(kSenders, 1, n));
-    const std::string cmd = spec.params.get(kCommand);
-    const ItsCommandKind kind = cmd == "vmovp" ? ItsCommandKind::Vmovp : cmd == "invdb" ? ItsCommandKind::Invdb : ItsCommandKind::Vsgi;
+    const ItsCommandKind kind = spec.params.get(kCommand);
     const sim::Ps period = sim::from_ns(spec.params.get(kPeriod));
     if (period.v > 0 && spec.params.has(kThink.name))
       throw InputError(spec.params.place(kThink.name), "give think_ns or period_ns, not both");
     if (kind != ItsCommandKind::Vmovp && spec.params.has(kMigrate.name))
       throw InputError(spec.params.place(kMigrate.name), "only meaningful with command = \"vmovp\"");
     const sim::Ps think = sim::from_ns(spec.params.get(kThink));
-    const bool poisson = spec.params.get(kArr) == "poisson";
+    const bool poisson = spec.params.get(kArr) == Arrivals::Poisson;
     const std::string unit = spec.params.get(kUnit);
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::Arm, "its_commands");
@@ -188,17 +185,17 @@ class ItsCommands final : public Workload {
     m.add("command_latency",
           fmt::format("one {} operation on a sender, from its start (trap / vcpu_load) to the return: its->lock wait, "
                       "posting, completion wait",
-                      cmd),
+                      its_command_kind_name(kind)),
           std::move(shared.latency));
     m.add("lock_wait", "waiting for its->lock behind other CPUs posting to the ITS", std::move(shared.lock_wait));
     m.add("completion_wait", "its_wait_for_range_completion: from the unlock to the read that ended the wait",
           std::move(shared.completion_wait));
     std::string w;
     for (const auto& [sock, its] : where) w += fmt::format("{}{} -> {}", w.empty() ? "" : "; ", sock, its);
-    Settings settings{{"command", cmd}, {"senders", std::to_string(senders)}, {"commands go to", w}};
+    Settings settings{{"command", std::string(its_command_kind_name(kind))}, {"senders", std::to_string(senders)}, {"commands go to", w}};
     if (kind == ItsCommandKind::Vmovp) settings.emplace_back("migrate_offset", std::to_string(offset));
     settings.emplace_back("traffic", period.v > 0 ? fmt::format("every {} ns (bursts)", spec.params.get(kPeriod))
-                                     : think.v > 0 ? fmt::format("think {} ns ({})", spec.params.get(kThink), spec.params.get(kArr))
+                                     : think.v > 0 ? fmt::format("think {} ns ({})", spec.params.get(kThink), name_of(kArrivalsNames, spec.params.get(kArr)))
                                                    : std::string("back to back"));
     RunResult r = finish(spec, b, std::move(out), std::move(m), std::move(settings));
     if (shared.timeouts) {

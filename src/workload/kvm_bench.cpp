@@ -43,15 +43,17 @@ namespace ipilab::workload {
 namespace {
 
 using namespace cost::keys;
-constexpr std::string_view kCases[] = {"ipi-roundtrip", "call-single", "cpuid-exit"};
-constexpr std::string_view kAddressing[] = {"one", "mask"};
-constexpr std::string_view kLine[] = {"auto", "profile", "host"};
-const ChoiceParam kCase{"case", "ipi-roundtrip", kCases,
+enum class Case : std::uint8_t { IpiRoundtrip, CallSingle, CpuidExit };
+constexpr EnumName<Case> kCases[] = {{Case::IpiRoundtrip, "ipi-roundtrip"}, {Case::CallSingle, "call-single"}, {Case::CpuidExit, "cpuid-exit"}};
+constexpr EnumName<Addressing> kAddressing[] = {{Addressing::One, "one"}, {Addressing::Mask, "mask"}};
+enum class LineSource : std::uint8_t { Auto, Profile, Host };
+constexpr EnumName<LineSource> kLine[] = {{LineSource::Auto, "auto"}, {LineSource::Profile, "profile"}, {LineSource::Host, "host"}};
+const EnumParam<Case> kCase{"case", Case::IpiRoundtrip, kCases,
                         "the measured case: ipi-roundtrip, call-single (one-slot CSD) or cpuid-exit (the reference)"};
 const IntParam kSender{"sender", 0, 0, 65535, "guest CPU that sends (the harness's vCPU 0)"};
 const IntParam kTarget{"target", 1, 0, 65535, "guest CPU that takes the IPI (the harness's vCPU 1)"};
 const IntParam kVector{"vector", 0xF0, 0, 255, "IPI vector", "240 (0xF0) for ipi-roundtrip, 241 (0xF1) for call-single"};
-const ChoiceParam kAddr{"addressing", "one", kAddressing,
+const EnumParam<Addressing> kAddr{"addressing", Addressing::One, kAddressing,
                         "how the guest addresses its one target: apic->send_IPI (one) or send_IPI_mask of a one-CPU "
                         "mask (mask: the harness's kvm-pv case, kvm_send_ipi_mask)"};
 const IntParam kBatch{"batch", 1, 1, 1 << 20,
@@ -59,7 +61,7 @@ const IntParam kBatch{"batch", 1, 1, 1 << 20,
                       "does for a halted target"};
 const FloatParam kGap{"halt_gap_us", 30, 0, 1e6, "sender idle time before each timed sample, outside it, us",
                       "30 with a halted target (ipilab measure kvm --halt-gap-us), else 0"};
-const ChoiceParam kLineTransfer{"line_transfer", "auto", kLine,
+const EnumParam<LineSource> kLineTransfer{"line_transfer", LineSource::Auto, kLine,
                                 "where the flag/CSD cache-line transfers are priced: profile (mem.cacheline_* for "
                                 "the vCPUs' placement), host (the latency matrix), auto (profile if it has it)"};
 constexpr std::string_view kDefaultMechanism = "x2apic-physical";
@@ -152,7 +154,7 @@ class KvmBench final : public Workload {
   RunResult run(const RunSpec& in) const override {
     const int n = in.vm.size();
     const auto [sender, target] = sender_and_target(in, kSender, kTarget);
-    const std::string kase = in.params.get(kCase);
+    const Case kase = in.params.get(kCase);
     const bool halted = in.vm.vcpus[target].initial_state == topology::VcpuState::Halted;
     const std::string unit = in.params.get(kUnitNsParam);
     const auto batch = static_cast<std::uint64_t>(in.params.get(kBatch));
@@ -163,9 +165,9 @@ class KvmBench final : public Workload {
     topology::Host host = *in.host;
     const int sp = in.vm.pcpu_of(static_cast<int>(sender)), tp = in.vm.pcpu_of(static_cast<int>(target));
     const cost::CostKey lk = line_key(host, sp, tp);
-    const std::string lt = in.params.get(kLineTransfer);
+    const LineSource lt = in.params.get(kLineTransfer);
     std::string line_setting = fmt::format("{:.4g} ns from the host's latency matrix", host.c2c_ns(sp, tp));
-    const bool line_from_profile = lt == "profile" || (lt == "auto" && in.profile.has(lk.name));
+    const bool line_from_profile = lt == LineSource::Profile || (lt == LineSource::Auto && in.profile.has(lk.name));
     if (line_from_profile) {
       const double ns = spec.profile.get(lk.name).mean.ns();  // InputError naming the key when absent
       host.latency.pairs.push_back({sp, tp, ns});
@@ -188,13 +190,13 @@ class KvmBench final : public Workload {
       return static_cast<int>(cfg.compute_steps.size() - 1);
     };
     Op op;
-    if (kase == "cpuid-exit") {
+    if (kase == Case::CpuidExit) {
       // vm.exit_entry is this very case's sample distribution (loop control included): one draw per sample.
       op = Op::compute_step(add_step(b.pricer.step("sender", "CPUID: one exit handled in KVM (loop included)", vm_exit_entry,
                                                    static_cast<std::uint32_t>(batch))));
       steps.whole_batch = true;
     } else {
-      const bool cs = kase == "call-single";
+      const bool cs = kase == Case::CallSingle;
       steps.loop = add_step(b.pricer.step("sender", cs ? "loop control" : "loop control and clearing the flag", guest_bench_loop));
       const auto vector = static_cast<std::uint32_t>(
           in.params.get(kVector, cs ? kVectorCallSingle : kVectorRoundTrip, kVector.max));
@@ -206,7 +208,7 @@ class KvmBench final : public Workload {
       }
       cfg.ipi_bodies = {body};
       op = Op::ipi({}, vector, 0, true);
-      op.addressing = in.params.get(kAddr) == "mask" ? Addressing::Mask : Addressing::One;
+      op.addressing = in.params.get(kAddr);
     }
     cfg.programs.resize(static_cast<std::size_t>(n));
     auto prog = std::make_unique<BenchProgram>(target, op, steps, gap, batch, spec.warmup);
@@ -215,23 +217,23 @@ class KvmBench final : public Workload {
     RunOutput out = run_vm(cfg, b.pricer);
     // CPUID is a compute step, not a send, so no mechanism counts its exit: every measured iteration
     // (mark to mark, one timed sample) ran `batch` of them, each one VM exit handled in KVM.
-    if (kase == "cpuid-exit") out.counters[std::string(counters::vm_exits)] += out.measured_iterations * batch;
+    if (kase == Case::CpuidExit) out.counters[std::string(counters::vm_exits)] += out.measured_iterations * batch;
 
     MetricList m(spec, unit);
     m.add("sample", "(t1 - t0) / iterations of one timed batch, as ipilab measure kvm times it", std::move(p->samples));
-    if (kase != "cpuid-exit") {
+    if (kase != Case::CpuidExit) {
       m.add("operation", "send start -> the sender sees the flag (round trip) or the CSD release (call-single)",
             std::move(out.call));
       m.add("send_cost", "inside the send path on the sender (entry to return to the guest)", std::move(out.send_cost));
       m.add("delivery_latency", "send start -> first handler instruction on the target", std::move(out.delivery));
     }
-    Settings settings{{"case", kase},
+    Settings settings{{"case", std::string(name_of(kCases, kase))},
                       {"target", halted ? fmt::format("halted (HLT), the sender idles {:.4g} us before each sample",
                                                       gap.ns() / 1000.0)
                                         : std::string("running (spins in guest code)")},
                       {"timing", batch == 1 ? std::string("per iteration (one counter read per sample)")
                                             : fmt::format("batches of {} iterations per counter read", batch)}};
-    if (kase != "cpuid-exit") settings.emplace_back("cache-line transfer", line_setting);
+    if (kase != Case::CpuidExit) settings.emplace_back("cache-line transfer", line_setting);
     return finish(spec, b, std::move(out), std::move(m), std::move(settings));
   }
 };

@@ -16,14 +16,13 @@ namespace ipilab::workload {
 namespace {
 
 using namespace cost::keys;
-constexpr std::string_view kAddressing[] = {"mask", "allbutself"};
-constexpr std::string_view kHandlers[] = {"tlb_flush", "callback"};
+constexpr EnumName<Addressing> kAddressing[] = {{Addressing::Mask, "mask"}, {Addressing::MaskAllButSelf, "allbutself"}};
 const IntParam kSender{"sender", 0, 0, 65535, "guest CPU that sends"};
 const IntParam kTargets{"targets", 0, 1, 65535, "number of targets: guest CPUs sender+1, sender+2, ... (wrapping)",
                         "every other vCPU"};
-const ChoiceParam kAddr{"addressing", "mask", kAddressing, "apic->send_IPI_mask or send_IPI_mask_allbutself"};
+const EnumParam<Addressing> kAddr{"addressing", Addressing::Mask, kAddressing, "apic->send_IPI_mask or send_IPI_mask_allbutself"};
 const IntParam kVector{"vector", 0xFC, 0, 255, "IPI vector (CALL_FUNCTION_VECTOR)", "252 (0xFC)"};
-const ChoiceParam kHandler{"handler", "tlb_flush", kHandlers,
+const EnumParam<CallHandler> kHandler{"handler", CallHandler::TlbFlush, kCallHandlerNames,
                            "target work: tlb_flush (guest.tlb_flush_handler) or callback (guest.callback)"};
 constexpr std::string_view kDefaultMechanism = "hyperv";
 
@@ -41,8 +40,8 @@ class Multicast final : public Workload {
     std::vector<unsigned> targets;
     for (std::int64_t i = 1; i <= count; ++i) targets.push_back(static_cast<unsigned>((sender + i) % n));
     std::sort(targets.begin(), targets.end());
-    const std::string addressing = spec.params.get(kAddr);
-    const std::string handler = spec.params.get(kHandler);
+    const Addressing addressing = spec.params.get(kAddr);
+    const bool tlb_flush = spec.params.get(kHandler) == CallHandler::TlbFlush;
     const std::string unit = spec.params.get(kUnitCyclesParam);
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::X86, "multicast");
@@ -51,14 +50,14 @@ class Multicast final : public Workload {
     cfg.uses_calls = true;
     cfg.call_single_vector = vector_of(Arch::X86, IpiKind::CallFunctionSingle, "");
     cfg.compute_steps = {b.pricer.step("sender", "benchmark loop", guest_bench_loop)};
-    cfg.csd_functions = {{{handler == "tlb_flush" ? b.pricer.step("target", "flush_tlb_func", guest_tlb_flush_handler)
-                                                   : b.pricer.step("target", "the called function", guest_callback)},
-                          false, handler == "tlb_flush"}};
+    cfg.csd_functions = {{{tlb_flush ? b.pricer.step("target", "flush_tlb_func", guest_tlb_flush_handler)
+                                     : b.pricer.step("target", "the called function", guest_callback)},
+                          false, tlb_flush}};
     cfg.programs.resize(static_cast<std::size_t>(n));
     cfg.programs[sender] = std::make_unique<LoopProgram>(
         targets, std::vector<Op>{Op::mark(), Op::compute_step(0),
                                  Op::call({}, static_cast<std::uint32_t>(spec.params.get(kVector)), 0, true,
-                                          addressing == "mask" ? Addressing::Mask : Addressing::MaskAllButSelf)});
+                                          addressing)});
     RunOutput out = run_vm(cfg, b.pricer);
 
     MetricList m(spec, unit);
@@ -68,7 +67,7 @@ class Multicast final : public Workload {
           std::move(out.send_cost));
     m.add("delivery_latency", "send start -> first handler instruction on the last target", std::move(out.delivery));
     return finish(spec, b, std::move(out), std::move(m),
-                  {{"targets", std::to_string(count)}, {"addressing", addressing}});
+                  {{"targets", std::to_string(count)}, {"addressing", std::string(name_of(kAddressing, addressing))}});
   }
 };
 

@@ -53,6 +53,16 @@ RunConfig run_config(const RunSpec& spec, const Bound& b);
 /// The `polling` parameter (kPollingParam) as the driver's policy.
 PollingPolicy polling_policy(const RunSpec& spec);
 
+/// The function a call-function workload runs on each target (`handler`): flush_tlb_func, priced as
+/// guest.tlb_flush_handler, or a plain callback (guest.callback).
+enum class CallHandler : std::uint8_t { TlbFlush, Callback };
+inline constexpr EnumName<CallHandler> kCallHandlerNames[] = {{CallHandler::TlbFlush, "tlb_flush"},
+                                                              {CallHandler::Callback, "callback"}};
+/// How a sender's think time between sends is drawn (`arrivals`): fixed, or exponential with that
+/// mean (Poisson sends).
+enum class Arrivals : std::uint8_t { Fixed, Poisson };
+inline constexpr EnumName<Arrivals> kArrivalsNames[] = {{Arrivals::Fixed, "fixed"}, {Arrivals::Poisson, "poisson"}};
+
 /// The `unit` parameter of the workloads whose figures are ns by default (or cycles of the profile clock).
 extern const ChoiceParam kUnitNsParam;
 /// The `unit` parameter of the workloads whose figures are cycles by default (or ns).

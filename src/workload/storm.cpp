@@ -21,25 +21,27 @@ namespace ipilab::workload {
 namespace {
 
 using namespace cost::keys;
-constexpr std::string_view kSendKinds[] = {"call", "ipi"};
-constexpr std::string_view kTargetSets[] = {"all-but-self", "partner", "next", "list"};
-constexpr std::string_view kHandlers[] = {"tlb_flush", "callback"};
-constexpr std::string_view kArrivals[] = {"fixed", "poisson"};
+enum class SendKind : std::uint8_t { Call, Ipi };
+constexpr EnumName<SendKind> kSendKinds[] = {{SendKind::Call, "call"}, {SendKind::Ipi, "ipi"}};
+enum class TargetSet : std::uint8_t { AllButSelf, Partner, Next, List };
+constexpr EnumName<TargetSet> kTargetSets[] = {
+    {TargetSet::AllButSelf, "all-but-self"}, {TargetSet::Partner, "partner"}, {TargetSet::Next, "next"}, {TargetSet::List, "list"}};
 constexpr std::string_view kUnits[] = {"ns", "cycles", "us"};
 const IntParam kSenders{"senders", 0, 1, 65536, "the first N vCPUs send", "every vCPU"};
-const ChoiceParam kTargets{"targets", "all-but-self", kTargetSets,
+const EnumParam<TargetSet> kTargets{"targets", TargetSet::AllButSelf, kTargetSets,
                            "each sender's targets: every other vCPU, its partner (sender + partner_offset), the next "
                            "vCPU, or target_list"};
 const IntParam kOffset{"partner_offset", 0, 1, 65535, "targets = \"partner\": sender + offset (mod vCPUs)", "vCPUs / 2"};
 const IntListParam kList{"target_list", "targets = \"list\": the guest CPUs every sender sends to (itself skipped)", "(none)"};
-const ChoiceParam kSend{"send", "call", kSendKinds,
+const EnumParam<SendKind> kSend{"send", SendKind::Call, kSendKinds,
                         "call: smp_call_function_single/_many through the call_single_queue; ipi: one IPI per target "
                         "with micro-bench's flag handler"};
 const BoolParam kWait{"wait", true, "the sender waits for every callback (csd_lock_wait) / flag before its next send"};
-const ChoiceParam kHandler{"handler", "tlb_flush", kHandlers,
+const EnumParam<CallHandler> kHandler{"handler", CallHandler::TlbFlush, kCallHandlerNames,
                            "send = \"call\": the function on each target: tlb_flush (guest.tlb_flush_handler) or callback"};
 const FloatParam kThink{"think_ns", 0, 0, 1e12, "guest work between a sender's sends, ns (0: back to back)"};
-const ChoiceParam kArr{"arrivals", "fixed", kArrivals, "think_ns is fixed, or the mean of an exponential (Poisson sends)"};
+const EnumParam<Arrivals> kArr{"arrivals", Arrivals::Fixed, kArrivalsNames,
+                               "think_ns is fixed, or the mean of an exponential (Poisson sends)"};
 const IntParam kVector{"vector", -1, -1, 255,
                        "vector / SGI to send (default: CALL_FUNCTION_SINGLE or CALL_FUNCTION for calls by target "
                        "count, IPI_CALL_FUNC on arm64)",
@@ -87,13 +89,13 @@ class Storm final : public Workload {
     const int n = spec.vm.size();
     if (n < 2) throw InputError(spec.params.place("senders"), "a storm needs a VM of at least 2 vCPUs");
     const auto senders = static_cast<int>(spec.params.get(kSenders, n, n));
-    const std::string tset = spec.params.get(kTargets);
+    const TargetSet tset = spec.params.get(kTargets);
     const auto offset = static_cast<int>(spec.params.get(kOffset, std::max(1, n / 2), n - 1));
-    const std::string send = spec.params.get(kSend);
+    const SendKind send = spec.params.get(kSend);
     const bool wait = spec.params.get(kWait);
     const std::string unit = spec.params.get(kUnit);
     std::vector<std::int64_t> list;
-    if (tset == "list") {
+    if (tset == TargetSet::List) {
       if (!spec.params.has(kList.name)) throw InputError(spec.params.place("target_list"), "targets = \"list\" needs target_list");
       list = spec.params.get(kList, {});
       for (std::size_t i = 0; i < list.size(); ++i)
@@ -104,33 +106,33 @@ class Storm final : public Workload {
     }
     Bound b(spec, kDefaultMechanism);
     const Arch arch = b.arch();
-    const bool call = send == "call";
+    const bool call = send == SendKind::Call;
 
     RunConfig cfg = run_config(spec, b);
     cfg.uses_calls = call;
     cfg.polling = polling_policy(spec);
     cfg.call_single_vector = vector_of(arch, IpiKind::CallFunctionSingle, spec.params.place("mechanism"));
     if (call) {
-      cfg.csd_functions = {{{spec.params.get(kHandler) == "tlb_flush"
-                                 ? b.pricer.step("target", "flush_tlb_func", guest_tlb_flush_handler)
-                                 : b.pricer.step("target", "the called function", guest_callback)},
-                            false, spec.params.get(kHandler) == "tlb_flush"}};
+      const bool tlb_flush = spec.params.get(kHandler) == CallHandler::TlbFlush;
+      cfg.csd_functions = {{{tlb_flush ? b.pricer.step("target", "flush_tlb_func", guest_tlb_flush_handler)
+                                       : b.pricer.step("target", "the called function", guest_callback)},
+                            false, tlb_flush}};
     } else {
       cfg.ipi_bodies = {HandlerBody{{}, true}};
       if (spec.params.has(kHandler.name)) throw InputError(spec.params.place("handler"), "only meaningful with send = \"call\"");
     }
     const sim::Ps think = sim::from_ns(spec.params.get(kThink));
-    const bool poisson = spec.params.get(kArr) == "poisson";
+    const bool poisson = spec.params.get(kArr) == Arrivals::Poisson;
     cfg.programs.resize(static_cast<std::size_t>(n));
     std::size_t max_targets = 0;
     for (int s = 0; s < senders; ++s) {
       std::vector<unsigned> t;
-      if (tset == "all-but-self") {
+      if (tset == TargetSet::AllButSelf) {
         for (int c = 0; c < n; ++c)
           if (c != s) t.push_back(static_cast<unsigned>(c));
-      } else if (tset == "partner") {
+      } else if (tset == TargetSet::Partner) {
         t.push_back(static_cast<unsigned>((s + offset) % n));
-      } else if (tset == "next") {
+      } else if (tset == TargetSet::Next) {
         t.push_back(static_cast<unsigned>((s + 1) % n));
       } else {
         for (auto c : list)
@@ -165,11 +167,12 @@ class Storm final : public Workload {
     if (wait)
       m.add("sender_mean_latency", "each sender's mean call latency (one sample per sender)", std::move(per_sender));
     Settings settings{{"senders", std::to_string(senders)},
-                      {"targets", tset == "partner" ? fmt::format("partner (+{})", offset) : tset},
-                      {"send", fmt::format("{}{}", send, wait ? ", wait" : ", no wait")}};
+                      {"targets", tset == TargetSet::Partner ? fmt::format("partner (+{})", offset)
+                                                             : std::string(name_of(kTargetSets, tset))},
+                      {"send", fmt::format("{}{}", name_of(kSendKinds, send), wait ? ", wait" : ", no wait")}};
     if (call && max_targets == 1) settings.emplace_back("polling", std::string(name_of(kPollingPolicyNames, polling_policy(spec))));
     settings.emplace_back("think", think.v == 0 ? std::string("back to back")
-                                                : fmt::format("{} ns ({})", spec.params.get(kThink), spec.params.get(kArr)));
+                                                : fmt::format("{} ns ({})", spec.params.get(kThink), name_of(kArrivalsNames, spec.params.get(kArr))));
     return finish(spec, b, std::move(out), std::move(m), std::move(settings));
   }
 };

@@ -13,14 +13,7 @@ namespace ipilab::workload {
 
 using namespace cost::keys;
 
-std::string_view its_command_kind_name(ItsCommandKind kind) {
-  switch (kind) {
-    case ItsCommandKind::Vmovp: return "vmovp";
-    case ItsCommandKind::Vsgi: return "vsgi";
-    case ItsCommandKind::Invdb: return "invdb";
-  }
-  return "?";
-}
+std::string_view its_command_kind_name(ItsCommandKind kind) { return name_of(kItsCommandKindNames, kind); }
 
 namespace {
 

@@ -62,6 +62,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/enum_names.h"
 #include "gic/its_wait.h"
 #include "gic/linux_its.h"
 #include "sim/resource.h"
@@ -75,7 +76,9 @@
 namespace ipilab::workload {
 
 enum class ItsCommandKind : std::uint8_t { Vmovp, Vsgi, Invdb };
-/// "vmovp", "vsgi", "invdb".
+inline constexpr EnumName<ItsCommandKind> kItsCommandKindNames[] = {
+    {ItsCommandKind::Vsgi, "vsgi"}, {ItsCommandKind::Invdb, "invdb"}, {ItsCommandKind::Vmovp, "vmovp"}};
+/// "vmovp", "vsgi", "invdb" (kItsCommandKindNames).
 std::string_view its_command_kind_name(ItsCommandKind kind);
 
 /// One host operation: guest CPU `cpu` (its vPE is vPE `cpu`) sends `kind`; `pcpu` is where the
