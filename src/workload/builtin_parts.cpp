@@ -17,8 +17,8 @@ CpuPair sender_and_target(const RunSpec& spec, const IntParam& sender, const Int
   return p;
 }
 
-MetricList::MetricList(const RunSpec& spec, std::string unit)
-    : unit_(std::move(unit)), ps_per_unit_(ps_per_unit(spec, unit_)) {}
+MetricList::MetricList(const RunSpec& spec, FigureUnit unit)
+    : unit_(unit_name(unit)), ps_per_unit_(ps_per_unit(spec, unit)) {}
 
 void MetricList::add(std::string name, std::string description, sim::Histogram h) {
   metrics_.push_back(make_metric(std::move(name), unit_, std::move(description), std::move(h), ps_per_unit_));

@@ -25,7 +25,7 @@ CpuPair sender_and_target(const RunSpec& spec, const IntParam& sender, const Int
 /// A run's metrics, each converted from ps into `unit` (ps_per_unit).
 class MetricList {
  public:
-  MetricList(const RunSpec& spec, std::string unit);
+  MetricList(const RunSpec& spec, FigureUnit unit);
   void add(std::string name, std::string description, sim::Histogram h);
   const std::string& unit() const { return unit_; }
   std::vector<Metric> take() { return std::move(metrics_); }

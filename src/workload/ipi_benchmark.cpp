@@ -48,13 +48,13 @@ constexpr cost::CostKey guest_clock_read{"guest.clock_read"};
 constexpr cost::CostKey guest_ipi_bench_dry_run{"guest.ipi_bench_dry_run"};
 enum class Case : std::uint8_t { Normal, Self, Broadcast };
 constexpr EnumName<Case> kCases[] = {{Case::Normal, "normal"}, {Case::Self, "self"}, {Case::Broadcast, "broadcast"}};
-constexpr std::string_view kUnits[] = {"ns", "cycles"};
+constexpr auto kUnits = unit_choices(FigureUnit::Ns, FigureUnit::Cycles);
 const EnumParam<Case> kCase{"case", Case::Normal, kCases,
                         "the module's case: normal (POKE_ANY, smp_call_function_single to cpumask_any_but(online, "
                         "self)), self (POKE_SELF, run locally) or broadcast (POKE_ALL, smp_call_function_many to the "
                         "other online CPUs)"};
 const IntParam kSender{"sender", 0, 0, 65535, "guest CPU the module's init runs on"};
-const ChoiceParam kUnit{"unit", "ns", kUnits, "unit of the figures: ns (as the module prints) or cycles (profile clock)"};
+const EnumParam<FigureUnit> kUnit{"unit", FigureUnit::Ns, kUnits, "unit of the figures: ns (as the module prints) or cycles (profile clock)"};
 constexpr std::string_view kDefaultMechanism = "x2apic-physical";
 
 std::vector<ParamInfo> params() { return {info(kCase), info(kSender), info(kUnit), info(kPollingParam)}; }
@@ -65,7 +65,7 @@ class IpiBenchmark final : public Workload {
     const int n = spec.vm.size();
     const auto sender = static_cast<unsigned>(spec.params.get(kSender, kSender.def, n - 1));
     const Case kase = spec.params.get(kCase);
-    const std::string unit = spec.params.get(kUnit);
+    const FigureUnit unit = spec.params.get(kUnit);
     if (kase != Case::Self && n < 2)
       throw InputError(spec.params.place("case"), fmt::format("case {} needs a VM of at least 2 vCPUs", name_of(kCases, kase)));
     // cpumask_any_but(cpu_online_mask, self): the first online CPU that is not the sender.
@@ -121,12 +121,12 @@ class IpiBenchmark final : public Workload {
 
     const double ppu = ps_per_unit(spec, unit);
     std::vector<Metric> m;
-    m.push_back(make_metric("round_trip", unit, "one send_ipi() of the module's loop: its total column / NTIMES",
+    m.push_back(make_metric("round_trip", std::string(unit_name(unit)), "one send_ipi() of the module's loop: its total column / NTIMES",
                             std::move(out.iteration), ppu));
     if (kase != Case::Self) {
-      m.push_back(make_metric("send_cost", unit, "inside the send path on the sender (entry to return to the guest)",
+      m.push_back(make_metric("send_cost", std::string(unit_name(unit)), "inside the send path on the sender (entry to return to the guest)",
                               std::move(out.send_cost), ppu));
-      m.push_back(make_metric("call", unit, "smp_call_function_*() start -> the sender sees every CSD released",
+      m.push_back(make_metric("call", std::string(unit_name(unit)), "smp_call_function_*() start -> the sender sees every CSD released",
                               std::move(out.call), ppu));
     }
     auto settings = b.mechanism->settings();

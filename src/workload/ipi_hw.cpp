@@ -26,7 +26,7 @@ class IpiHw final : public Workload {
   RunResult run(const RunSpec& spec) const override {
     const auto [sender, target] = sender_and_target(spec, kSender, kTarget);
     const auto sgi = static_cast<std::uint32_t>(spec.params.get(kSgi));
-    const std::string unit = spec.params.get(kUnitNsParam);
+    const FigureUnit unit = spec.params.get(kUnitNsParam);
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::Arm, "ipi_hw");
 

@@ -32,7 +32,7 @@
 namespace ipilab::workload {
 namespace {
 
-constexpr std::string_view kUnits[] = {"ns", "us"};
+constexpr auto kUnits = unit_choices(FigureUnit::Ns, FigureUnit::Us);
 const EnumParam<ItsCommandKind> kCommand{"command", ItsCommandKind::Vsgi, kItsCommandKindNames,
                            "what each operation sends: vsgi (a trapped SGI priority write -> VSGI + VSYNC), invdb "
                            "(its_vpe_4_1_send_inv -> INVDB + VSYNC) or vmovp (vgic_v4_load after a migration -> VMOVP + "
@@ -45,7 +45,7 @@ const FloatParam kPeriod{"period_ns", 0, 0, 1e12,
 const IntParam kMigrate{"migrate_offset", 1, 1, 1 << 20,
                         "command = vmovp: the thread alternates between its pCPU and the host CPU this many further on "
                         "(by id, wrapping)"};
-const ChoiceParam kUnit{"unit", "ns", kUnits, "unit of the figures"};
+const EnumParam<FigureUnit> kUnit{"unit", FigureUnit::Ns, kUnits, "unit of the figures"};
 constexpr std::string_view kDefaultMechanism = "gicv4.1-vsgi";
 
 std::vector<ParamInfo> params() {
@@ -140,7 +140,7 @@ class ItsCommands final : public Workload {
       throw InputError(spec.params.place(kMigrate.name), "only meaningful with command = \"vmovp\"");
     const sim::Ps think = sim::from_ns(spec.params.get(kThink));
     const bool poisson = spec.params.get(kArr) == Arrivals::Poisson;
-    const std::string unit = spec.params.get(kUnit);
+    const FigureUnit unit = spec.params.get(kUnit);
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::Arm, "its_commands");
     auto* host = dynamic_cast<ItsCommandHost*>(b.mechanism.get());

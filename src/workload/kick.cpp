@@ -33,7 +33,7 @@ class Kick final : public Workload {
                        fmt::format("the kicked vCPU {} must idle in HLT (list it in vm.halted): a PV spinlock waiter "
                                    "halts in pv_wait",
                                    target));
-    const std::string unit = spec.params.get(kUnitCyclesParam);
+    const FigureUnit unit = spec.params.get(kUnitCyclesParam);
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::X86, "kick");
 

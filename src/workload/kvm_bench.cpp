@@ -156,7 +156,7 @@ class KvmBench final : public Workload {
     const auto [sender, target] = sender_and_target(in, kSender, kTarget);
     const Case kase = in.params.get(kCase);
     const bool halted = in.vm.vcpus[target].initial_state == topology::VcpuState::Halted;
-    const std::string unit = in.params.get(kUnitNsParam);
+    const FigureUnit unit = in.params.get(kUnitNsParam);
     const auto batch = static_cast<std::uint64_t>(in.params.get(kBatch));
     const sim::Ps gap = sim::from_ns(1000.0 * in.params.get_float(kGap.name, halted ? kGap.def : 0.0, kGap.min, kGap.max));
 

@@ -27,7 +27,7 @@ class MmioReadVgic final : public Workload {
   RunResult run(const RunSpec& spec) const override {
     const int n = spec.vm.size();
     const auto cpu = static_cast<unsigned>(spec.params.get(kCpu, kCpu.def, n - 1));
-    const std::string unit = spec.params.get(kUnitNsParam);
+    const FigureUnit unit = spec.params.get(kUnitNsParam);
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::Arm, "mmio_read_vgic");
 
@@ -48,7 +48,7 @@ class MmioReadVgic final : public Workload {
 
     const double ppu = ps_per_unit(spec, unit);
     std::vector<Metric> m;
-    m.push_back(make_metric("mmio_read", unit, "micro-bench mmio_read_vgic: one trapped GICD_IIDR read, loop included",
+    m.push_back(make_metric("mmio_read", std::string(unit_name(unit)), "micro-bench mmio_read_vgic: one trapped GICD_IIDR read, loop included",
                             std::move(out.iteration), ppu));
     std::vector<std::pair<std::string, std::string>> settings{{"reader", fmt::format("vCPU {}", cpu)},
                                                               {"register", "GICD_IIDR (vGIC distributor, handled in KVM)"}};

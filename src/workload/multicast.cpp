@@ -42,7 +42,7 @@ class Multicast final : public Workload {
     std::sort(targets.begin(), targets.end());
     const Addressing addressing = spec.params.get(kAddr);
     const bool tlb_flush = spec.params.get(kHandler) == CallHandler::TlbFlush;
-    const std::string unit = spec.params.get(kUnitCyclesParam);
+    const FigureUnit unit = spec.params.get(kUnitCyclesParam);
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::X86, "multicast");
 

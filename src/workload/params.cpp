@@ -87,16 +87,11 @@ ParamInfo choice_info(std::string_view name, std::string_view def, std::span<con
   if (!list.empty()) d += " (one of: " + list + ")";
   return {std::string(name), "string", default_text.empty() ? fmt::format("\"{}\"", def) : std::string(default_text), d};
 }
-ParamInfo info(const ChoiceParam& p) { return choice_info(p.name, p.def, p.choices, p.description, p.default_text); }
+
 ParamInfo info(const IntListParam& p) {
   return {std::string(p.name), "int list", std::string(p.default_text), std::string(p.description)};
 }
 
-std::string Params::get(const ChoiceParam& p) const { return get(p, p.def); }
-
-std::string Params::get(const ChoiceParam& p, std::string_view def) const {
-  return get_choice(p.name, def, std::vector<std::string_view>(p.choices.begin(), p.choices.end()));
-}
 
 void Params::reject_unknown(const std::vector<ParamInfo>& declared, std::string_view owner) const {
   for (const auto& [k, v] : table_) {

@@ -48,13 +48,6 @@ struct BoolParam {
   std::string_view description;
   std::string_view default_text = {};
 };
-struct ChoiceParam {
-  std::string_view name;
-  std::string_view def;
-  std::span<const std::string_view> choices;
-  std::string_view description;
-  std::string_view default_text = {};
-};
 /// A choice among the values of a model's enum, named by the model's own table (common/enum_names.h:
 /// hv::kLinuxVersionNames, gic::kFind41PolicyNames, ...), so the names a scenario writes are the
 /// names the model prints, listed in one place; Params::get returns the value, never a string to
@@ -76,7 +69,6 @@ struct IntListParam {
 ParamInfo info(const IntParam& p);
 ParamInfo info(const FloatParam& p);
 ParamInfo info(const BoolParam& p);
-ParamInfo info(const ChoiceParam& p);
 ParamInfo info(const IntListParam& p);
 /// The listing of a choice: "(one of: a, b, c)" after the description; the default quoted.
 ParamInfo choice_info(std::string_view name, std::string_view def, std::span<const std::string_view> names,
@@ -109,8 +101,6 @@ class Params {
   double get(const FloatParam& p) const { return get_float(p.name, p.def, p.min, p.max); }
   bool get(const BoolParam& p) const { return get_bool(p.name, p.def); }
   bool get(const BoolParam& p, bool def) const { return get_bool(p.name, def); }
-  std::string get(const ChoiceParam& p) const;
-  std::string get(const ChoiceParam& p, std::string_view def) const;
   template <class E>
   E get(const EnumParam<E>& p) const {
     return get(p, p.def);

@@ -44,20 +44,21 @@ PollingPolicy polling_policy(const RunSpec& spec) {
 }
 
 namespace {
-constexpr std::string_view kNsOrCycles[] = {"ns", "cycles"};
-constexpr std::string_view kCyclesOrNs[] = {"cycles", "ns"};
+constexpr auto kNsOrCycles = unit_choices(FigureUnit::Ns, FigureUnit::Cycles);
+constexpr auto kCyclesOrNs = unit_choices(FigureUnit::Cycles, FigureUnit::Ns);
 }  // namespace
 
-const ChoiceParam kUnitNsParam{"unit", "ns", kNsOrCycles, "unit of the figures: ns or cycles (profile clock)"};
-const ChoiceParam kUnitCyclesParam{"unit", "cycles", kCyclesOrNs, "unit of the figures: cycles (profile clock) or ns"};
+const EnumParam<FigureUnit> kUnitNsParam{"unit", FigureUnit::Ns, kNsOrCycles, "unit of the figures: ns or cycles (profile clock)"};
+const EnumParam<FigureUnit> kUnitCyclesParam{"unit", FigureUnit::Cycles, kCyclesOrNs,
+                                             "unit of the figures: cycles (profile clock) or ns"};
 
-double ps_per_unit(const RunSpec& spec, std::string_view unit) {
-  if (unit == "cycles") {
+double ps_per_unit(const RunSpec& spec, FigureUnit unit) {
+  if (unit == FigureUnit::Cycles) {
     const double ghz = spec.profile.clock_ghz();
     if (ghz <= 0) throw InputError(spec.profile.file(), "reporting in cycles needs [profile] clock_ghz");
     return 1000.0 / ghz;
   }
-  if (unit == "us") return 1e6;
+  if (unit == FigureUnit::Us) return 1e6;
   return 1000.0;
 }
 

@@ -3,6 +3,8 @@
 // breakdown per iteration, resources, throughput, provenance), validate parameters.
 #pragma once
 
+#include <array>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,13 +65,25 @@ inline constexpr EnumName<CallHandler> kCallHandlerNames[] = {{CallHandler::TlbF
 enum class Arrivals : std::uint8_t { Fixed, Poisson };
 inline constexpr EnumName<Arrivals> kArrivalsNames[] = {{Arrivals::Fixed, "fixed"}, {Arrivals::Poisson, "poisson"}};
 
-/// The `unit` parameter of the workloads whose figures are ns by default (or cycles of the profile clock).
-extern const ChoiceParam kUnitNsParam;
-/// The `unit` parameter of the workloads whose figures are cycles by default (or ns).
-extern const ChoiceParam kUnitCyclesParam;
+/// The unit a workload's figures are printed in (`unit`): ns, us, or cycles of the profile clock.
+enum class FigureUnit : std::uint8_t { Ns, Us, Cycles };
+inline constexpr EnumName<FigureUnit> kFigureUnitNames[] = {
+    {FigureUnit::Ns, "ns"}, {FigureUnit::Us, "us"}, {FigureUnit::Cycles, "cycles"}};
+/// "ns", "us", "cycles" (the label every metric of the run carries).
+constexpr std::string_view unit_name(FigureUnit u) { return name_of(kFigureUnitNames, u); }
+/// A workload's allowed units, in the order its `unit` parameter lists them, named by kFigureUnitNames.
+template <class... U>
+constexpr std::array<EnumName<FigureUnit>, sizeof...(U)> unit_choices(U... units) {
+  return {EnumName<FigureUnit>{units, unit_name(units)}...};
+}
 
-/// ps in one `unit` ("cycles" uses the profile clock, InputError naming the profile when it has none).
-double ps_per_unit(const RunSpec& spec, std::string_view unit);
+/// The `unit` parameter of the workloads whose figures are ns by default (or cycles of the profile clock).
+extern const EnumParam<FigureUnit> kUnitNsParam;
+/// The `unit` parameter of the workloads whose figures are cycles by default (or ns).
+extern const EnumParam<FigureUnit> kUnitCyclesParam;
+
+/// ps in one `unit` (cycles use the profile clock, InputError naming the profile when it has none).
+double ps_per_unit(const RunSpec& spec, FigureUnit unit);
 
 Metric make_metric(std::string name, std::string unit, std::string description, sim::Histogram h, double ps_per_unit);
 

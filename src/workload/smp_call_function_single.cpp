@@ -27,7 +27,7 @@ class SmpCallFunctionSingle final : public Workload {
  public:
   RunResult run(const RunSpec& spec) const override {
     const auto [sender, target] = sender_and_target(spec, kSender, kTarget);
-    const std::string unit = spec.params.get(kUnitCyclesParam);
+    const FigureUnit unit = spec.params.get(kUnitCyclesParam);
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::X86, "smp_call_function_single");
 
@@ -44,7 +44,7 @@ class SmpCallFunctionSingle final : public Workload {
     RunOutput out = run_vm(cfg, b.pricer);
 
     MetricList m(spec, unit);
-    m.add(unit == "cycles" ? "cycles_per_iteration" : "ns_per_iteration",
+    m.add(unit == FigureUnit::Cycles ? "cycles_per_iteration" : "ns_per_iteration",
           "one smp_call_function_single(wait=1) iteration on the sender: queue the CSD, send the IPI, spin until the "
           "target released the CSD",
           std::move(out.iteration));

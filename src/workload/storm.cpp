@@ -26,7 +26,7 @@ constexpr EnumName<SendKind> kSendKinds[] = {{SendKind::Call, "call"}, {SendKind
 enum class TargetSet : std::uint8_t { AllButSelf, Partner, Next, List };
 constexpr EnumName<TargetSet> kTargetSets[] = {
     {TargetSet::AllButSelf, "all-but-self"}, {TargetSet::Partner, "partner"}, {TargetSet::Next, "next"}, {TargetSet::List, "list"}};
-constexpr std::string_view kUnits[] = {"ns", "cycles", "us"};
+constexpr auto kUnits = unit_choices(FigureUnit::Ns, FigureUnit::Cycles, FigureUnit::Us);
 const IntParam kSenders{"senders", 0, 1, 65536, "the first N vCPUs send", "every vCPU"};
 const EnumParam<TargetSet> kTargets{"targets", TargetSet::AllButSelf, kTargetSets,
                            "each sender's targets: every other vCPU, its partner (sender + partner_offset), the next "
@@ -46,7 +46,7 @@ const IntParam kVector{"vector", -1, -1, 255,
                        "vector / SGI to send (default: CALL_FUNCTION_SINGLE or CALL_FUNCTION for calls by target "
                        "count, IPI_CALL_FUNC on arm64)",
                        "by kind"};
-const ChoiceParam kUnit{"unit", "ns", kUnits, "unit of the figures: ns, us or cycles (profile clock)"};
+const EnumParam<FigureUnit> kUnit{"unit", FigureUnit::Ns, kUnits, "unit of the figures: ns, us or cycles (profile clock)"};
 constexpr std::string_view kDefaultMechanism = "x2apic-physical";
 
 std::vector<ParamInfo> params() {
@@ -93,7 +93,7 @@ class Storm final : public Workload {
     const auto offset = static_cast<int>(spec.params.get(kOffset, std::max(1, n / 2), n - 1));
     const SendKind send = spec.params.get(kSend);
     const bool wait = spec.params.get(kWait);
-    const std::string unit = spec.params.get(kUnit);
+    const FigureUnit unit = spec.params.get(kUnit);
     std::vector<std::int64_t> list;
     if (tset == TargetSet::List) {
       if (!spec.params.has(kList.name)) throw InputError(spec.params.place("target_list"), "targets = \"list\" needs target_list");

@@ -18,10 +18,10 @@ namespace ipilab::workload {
 namespace {
 
 using namespace cost::keys;
-constexpr std::string_view kUnits[] = {"ns", "us", "cycles"};
+constexpr auto kUnits = unit_choices(FigureUnit::Ns, FigureUnit::Us, FigureUnit::Cycles);
 const IntParam kPairs{"pairs", 0, 1, 32768, "producer/consumer pairs: vCPU i wakes vCPU i + pairs and back", "vCPUs / 2"};
 const FloatParam kWork{"work_ns", 2000, 0, 1e12, "what each side computes before waking the other, ns"};
-const ChoiceParam kUnit{"unit", "ns", kUnits, "unit of the figures"};
+const EnumParam<FigureUnit> kUnit{"unit", FigureUnit::Ns, kUnits, "unit of the figures"};
 constexpr std::string_view kDefaultMechanism = "x2apic-physical";
 
 std::vector<ParamInfo> params() { return {info(kPairs), info(kWork), info(kPollingParam), info(kUnit)}; }
@@ -50,7 +50,7 @@ class Wakeup final : public Workload {
     const int n = spec.vm.size();
     if (n < 2) throw InputError(spec.params.place("pairs"), "wakeup needs a VM of at least 2 vCPUs");
     const auto pairs = static_cast<int>(spec.params.get(kPairs, n / 2, n / 2));
-    const std::string unit = spec.params.get(kUnit);
+    const FigureUnit unit = spec.params.get(kUnit);
     Bound b(spec, kDefaultMechanism);
     RunConfig cfg = run_config(spec, b);
     cfg.uses_wakeups = true;

@@ -25,12 +25,15 @@
 
 #include "x86/cpumask.h"
 #include "x86/guest_send.h"
+#include "common/enum_names.h"
 #include "x86/kvm_icr.h"
 #include "x86/vm.h"
 
 namespace ipilab::x86 {
 
 enum class XapicDriver : std::uint8_t { Flat, Physflat };
+/// apic_flat / apic_physflat as parameters name them (to_string gives the display form).
+inline constexpr EnumName<XapicDriver> kXapicDriverNames[] = {{XapicDriver::Flat, "flat"}, {XapicDriver::Physflat, "physflat"}};
 
 /// Linux x86-64's choice for a VM of `possible_cpus` CPUs: flat up to 8, physflat above.
 constexpr XapicDriver linux_xapic_driver(std::uint32_t possible_cpus) {

@@ -2,6 +2,7 @@
 // cpuidle-haltpoll) and the arrival steps by target state (target_path.h names the paths).
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -54,8 +55,12 @@ const BoolParam kIcrFastpath{"icr_fastpath", false,
                              "x2apic.icr_write_fastpath instead of x2apic.icr_write_exit; false = the full exit path "
                              "(Linux < 5.5 hosts, the shipped x86 fits)"};
 
-constexpr std::string_view kDrivers[] = {"auto", "flat", "physflat"};
-const ChoiceParam kXapicDriver{"apic_driver", "auto", kDrivers,
+/// auto (no value: as Linux picks), or one of the x86 model's drivers.
+constexpr EnumName<std::optional<x86::XapicDriver>> kDrivers[] = {
+    {std::nullopt, "auto"},
+    {x86::XapicDriver::Flat, name_of(x86::kXapicDriverNames, x86::XapicDriver::Flat)},
+    {x86::XapicDriver::Physflat, name_of(x86::kXapicDriverNames, x86::XapicDriver::Physflat)}};
+const EnumParam<std::optional<x86::XapicDriver>> kXapicDriver{"apic_driver", std::nullopt, kDrivers,
                                "the guest's xAPIC driver (arch/x86/kernel/apic/apic_flat_64.c): flat = logical flat, one "
                                "ICR write for up to 8 CPUs (LDR 1 << cpu); physflat = one physical ICR write per target; "
                                "auto = as Linux picks (physflat_probe: physflat above 8 possible CPUs)"};
@@ -65,18 +70,16 @@ const ChoiceParam kXapicDriver{"apic_driver", "auto", kDrivers,
 ParamInfo xapic_driver_param() { return info(kXapicDriver); }
 
 x86::XapicDriver read_xapic_driver(const Params& params, std::uint32_t n) {
-  const std::string d = params.get(kXapicDriver);
+  const std::optional<x86::XapicDriver> d = params.get(kXapicDriver);
   if (n > 255)
     throw InputError(params.place("mechanism"),
                      fmt::format("a {}-vCPU VM cannot run in xAPIC mode (8-bit APIC IDs, 0xFF is the broadcast): use an "
                                  "x2APIC mechanism (x2apic-physical, x2avic, ipiv)", n));
-  if (d == "flat" && n > 8)
+  if (d == x86::XapicDriver::Flat && n > 8)
     throw InputError(params.place("apic_driver"),
                      fmt::format("the flat driver addresses 8 CPUs (one LDR bit each); this VM has {} vCPUs: use "
                                  "\"physflat\" or \"auto\"", n));
-  if (d == "flat") return x86::XapicDriver::Flat;
-  if (d == "physflat") return x86::XapicDriver::Physflat;
-  return x86::linux_xapic_driver(n);
+  return d ? *d : x86::linux_xapic_driver(n);
 }
 
 std::vector<ParamInfo> x86_target_params_posted() {
