@@ -6,7 +6,6 @@
 #include "common/suggest.h"
 
 #include <array>
-#include <vector>
 
 namespace ipilab::hv {
 namespace {
@@ -79,13 +78,10 @@ std::string policy_name(const GuestPolicy& p) {
 
 GuestPolicy policy_from_name(std::string_view name) {
   if (const auto p = value_named(kGuestPolicyPresets, name)) return *p;
-  std::vector<std::string> known;
   std::string list;
-  for (const auto& n : kGuestPolicyPresets) {
-    known.emplace_back(n.name);
-    list += (list.empty() ? "" : ", ") + std::string(n.name);
-  }
-  throw InputError("policy", "unknown guest policy '" + std::string(name) + "'" + did_you_mean(name, known) +
+  for (const auto& n : kGuestPolicyPresets) list += (list.empty() ? "" : ", ") + std::string(n.name);
+  throw InputError("policy", "unknown guest policy '" + std::string(name) + "'" +
+                                 did_you_mean_in(name, kGuestPolicyPresets, [](const auto& n) { return n.name; }) +
                                  " (known: " + list + ")");
 }
 

@@ -139,7 +139,8 @@ class ItsCommands final : public Workload {
     if (kind != ItsCommandKind::Vmovp && spec.params.has(kMigrate.name))
       throw InputError(spec.params.place(kMigrate.name), "only meaningful with command = \"vmovp\"");
     const sim::Ps think = sim::from_ns(spec.params.get(kThink));
-    const bool poisson = spec.params.get(kArr) == Arrivals::Poisson;
+    const Arrivals arrivals = spec.params.get(kArr);
+    const bool poisson = arrivals == Arrivals::Poisson;
     const FigureUnit unit = spec.params.get(kUnit);
     Bound b(spec, kDefaultMechanism);
     require_arch(spec, b, Arch::Arm, "its_commands");
@@ -195,7 +196,7 @@ class ItsCommands final : public Workload {
     Settings settings{{"command", std::string(its_command_kind_name(kind))}, {"senders", std::to_string(senders)}, {"commands go to", w}};
     if (kind == ItsCommandKind::Vmovp) settings.emplace_back("migrate_offset", std::to_string(offset));
     settings.emplace_back("traffic", period.v > 0 ? fmt::format("every {} ns (bursts)", spec.params.get(kPeriod))
-                                     : think.v > 0 ? fmt::format("think {} ns ({})", spec.params.get(kThink), name_of(kArrivalsNames, spec.params.get(kArr)))
+                                     : think.v > 0 ? fmt::format("think {} ns ({})", spec.params.get(kThink), name_of(kArrivalsNames, arrivals))
                                                    : std::string("back to back"));
     RunResult r = finish(spec, b, std::move(out), std::move(m), std::move(settings));
     if (shared.timeouts) {

@@ -110,7 +110,8 @@ class Storm final : public Workload {
 
     RunConfig cfg = run_config(spec, b);
     cfg.uses_calls = call;
-    cfg.polling = polling_policy(spec);
+    const PollingPolicy polling = polling_policy(spec);
+    cfg.polling = polling;
     cfg.call_single_vector = vector_of(arch, IpiKind::CallFunctionSingle, spec.params.place("mechanism"));
     if (call) {
       const bool tlb_flush = spec.params.get(kHandler) == CallHandler::TlbFlush;
@@ -122,7 +123,8 @@ class Storm final : public Workload {
       if (spec.params.has(kHandler.name)) throw InputError(spec.params.place("handler"), "only meaningful with send = \"call\"");
     }
     const sim::Ps think = sim::from_ns(spec.params.get(kThink));
-    const bool poisson = spec.params.get(kArr) == Arrivals::Poisson;
+    const Arrivals arrivals = spec.params.get(kArr);
+    const bool poisson = arrivals == Arrivals::Poisson;
     cfg.programs.resize(static_cast<std::size_t>(n));
     std::size_t max_targets = 0;
     for (int s = 0; s < senders; ++s) {
@@ -170,9 +172,9 @@ class Storm final : public Workload {
                       {"targets", tset == TargetSet::Partner ? fmt::format("partner (+{})", offset)
                                                              : std::string(name_of(kTargetSets, tset))},
                       {"send", fmt::format("{}{}", name_of(kSendKinds, send), wait ? ", wait" : ", no wait")}};
-    if (call && max_targets == 1) settings.emplace_back("polling", std::string(name_of(kPollingPolicyNames, polling_policy(spec))));
+    if (call && max_targets == 1) settings.emplace_back("polling", std::string(name_of(kPollingPolicyNames, polling)));
     settings.emplace_back("think", think.v == 0 ? std::string("back to back")
-                                                : fmt::format("{} ns ({})", spec.params.get(kThink), name_of(kArrivalsNames, spec.params.get(kArr))));
+                                                : fmt::format("{} ns ({})", spec.params.get(kThink), name_of(kArrivalsNames, arrivals)));
     return finish(spec, b, std::move(out), std::move(m), std::move(settings));
   }
 };

@@ -54,7 +54,8 @@ class Wakeup final : public Workload {
     Bound b(spec, kDefaultMechanism);
     RunConfig cfg = run_config(spec, b);
     cfg.uses_wakeups = true;
-    cfg.polling = polling_policy(spec);
+    const PollingPolicy polling = polling_policy(spec);
+    cfg.polling = polling;
     const auto vector = vector_of(b.arch(), IpiKind::CallFunctionSingle, spec.params.place("mechanism"));
     cfg.call_single_vector = vector;
     const sim::Ps work = sim::from_ns(spec.params.get(kWork));
@@ -70,7 +71,7 @@ class Wakeup final : public Workload {
     m.add("send_cost", "time inside the send hook, for the wake-ups that sent an IPI", std::move(out.send_cost));
     return finish(spec, b, std::move(out), std::move(m),
                   {{"pairs", std::to_string(pairs)},
-                   {"polling", std::string(name_of(kPollingPolicyNames, polling_policy(spec)))},
+                   {"polling", std::string(name_of(kPollingPolicyNames, polling))},
                    {"work", fmt::format("{} ns", spec.params.get(kWork))}});
   }
 };

@@ -9,7 +9,6 @@
 // the host flushing its TLB at its next entry (record_steal_time -> kvm_vcpu_flush_tlb_guest); the
 // others get native_flush_tlb_multi's call-function IPIs. Off by default so that the shipped fits'
 // runs, which have no preempted vCPU, stay as they were; the per-target steal-time read is not priced.
-#include "common/error.h"
 #include "workload/mechanisms/builtin.h"
 #include "workload/mechanisms/x86_common.h"
 
@@ -45,10 +44,6 @@ MechanismInfo describe_kvm_pv() {
             X86SendOptions o;
             o.pv_tlb_flush = ctx.params.get(kPvTlbFlush);
             o.xapic = ctx.params.get(kXapic);
-            if (!o.xapic && ctx.params.has("apic_driver"))
-              throw InputError(ctx.params.place("apic_driver"), "the xAPIC driver of an x2APIC guest: set xapic = true, or drop it");
-            if (o.xapic && ctx.params.has("icr_fastpath"))
-              throw InputError(ctx.params.place("icr_fastpath"), "KVM's ICR fastpath takes x2APIC ICR writes (WRMSR) only, not an xAPIC guest's MMIO writes");
             return std::make_unique<X86NativeMechanism>(ctx, "kvm-pv", x86::X2apicMode::Physical, true, o);
           }};
 }

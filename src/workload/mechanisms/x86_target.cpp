@@ -110,6 +110,13 @@ std::vector<ParamInfo> x86_send_params(bool fastpath) {
 }
 
 void read_x86_send_params(const Params& params, x86::LinuxKvmGuestConfig& cfg, X86SendOptions& options) {
+  // A mechanism whose guest may be either (kvm-pv's xapic) declares both; the one that cannot apply
+  // is refused, not ignored.
+  if (!options.xapic && params.has(kXapicDriver.name))
+    throw InputError(params.place(kXapicDriver.name), "the xAPIC driver of an x2APIC guest: set xapic = true, or drop it");
+  if (options.xapic && params.has(kIcrFastpath.name))
+    throw InputError(params.place(kIcrFastpath.name),
+                     "KVM's ICR fastpath takes x2APIC ICR writes (WRMSR) only, not an xAPIC guest's MMIO writes");
   cfg.ipi_shorthand = params.get(kShorthand);
   if (!options.ipiv && !options.native && !options.xapic && !options.avic) options.icr_fastpath = params.get(kIcrFastpath);
   if (options.xapic && !options.avic) options.xapic_apicv = params.get(kApicv);
