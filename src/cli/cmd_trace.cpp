@@ -1,80 +1,19 @@
 // ipilab trace FILE|- [--json FILE|-] [--plot FILE.svg|.png] [--buffer NAME] [--pair-limit T]
 //              [--events FILE.csv|.jsonl] [--perfetto FILE.json]   and   ipilab trace record -o FILE ...
 //              and   ipilab trace --live [--duration S] [--save FILE.dat] [the same outputs]
+// src/trace/command.h does the work; this file declares the options and their help.
 #include <unistd.h>
 
-#include <cctype>
-#include <cstdio>
+#include <iostream>
 #include <memory>
-#include <optional>
-#include <filesystem>
 #include <string>
-#include <vector>
-
-#include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "common/error.h"
-#include "common/file.h"
-#include "trace/analysis.h"
-#include "trace/export.h"
-#include "trace/live.h"
-#include "trace/live_view.h"
-#include "trace/plot.h"
-#include "trace/record.h"
-#include "trace/report.h"
+#include "trace/command.h"
 
 namespace ipilab::cli {
 
 namespace {
-
-struct TraceArgs {
-  std::string file;
-  std::string json;
-  std::string plot;
-  std::string buffer;
-  bool buffer_given = false;
-  std::string pair_limit = "10ms";
-  std::string events;
-  std::string perfetto;
-  bool live = false;
-  double duration_s = 0;
-  std::string save;
-};
-
-// "10ms", "500us", "250000ns", "1s", or a bare number of ns.
-std::uint64_t parse_duration_ns(const std::string& text, const std::string& option) {
-  std::size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
-  const std::string num = text.substr(0, i), unit = text.substr(i);
-  double v = 0;
-  try {
-    std::size_t used = 0;
-    v = std::stod(num, &used);
-    if (used != num.size()) throw std::invalid_argument("x");
-  } catch (...) {
-    throw InputError(option, fmt::format("'{}': expected a duration such as 10ms, 500us or 250000ns", text));
-  }
-  double scale = 0;
-  if (unit.empty() || unit == "ns") scale = 1;
-  else if (unit == "us") scale = 1e3;
-  else if (unit == "ms") scale = 1e6;
-  else if (unit == "s") scale = 1e9;
-  else throw InputError(option, fmt::format("'{}': unit '{}' (use ns, us, ms or s)", text, unit));
-  const double ns = v * scale;
-  if (!(ns >= 1) || ns > 3.6e12) throw InputError(option, fmt::format("'{}': must be between 1 ns and 1 h", text));
-  return static_cast<std::uint64_t>(ns);
-}
-
-struct RecordArgs {
-  std::string output;
-  double duration_s = 0;
-  std::vector<std::string> command;
-  std::string instance = "ipilab";
-  bool top_level = false;
-  unsigned buffer_kb = 0;
-  bool text = false;
-};
 
 constexpr const char* kTraceHelp = R"(Reads a real Linux IPI trace, pairs every IPI send with its arrival on the
 target CPU, and reports per-IPI latency (send -> handler entry, ns) and handler time (entry -> exit, ns)
@@ -136,134 +75,12 @@ Examples:
   sudo ipilab trace record -o trace.dat -- stress-ng --pipe 2 -t 3
   ipilab trace trace.dat      # also: trace-cmd report trace.dat, or open it in KernelShark)";
 
-void check_trace_outputs(const TraceArgs& args) {
-  if (!args.plot.empty()) output::image_format_of(args.plot, "--plot");
-  output::check_outputs({{"--json", args.json, true},
-                         {"--plot", args.plot, false},
-                         {"--events", args.events, false},
-                         {"--perfetto", args.perfetto, false},
-                         {"--save", args.save, false}},
-                        {{"FILE", args.file == "-" ? std::string() : args.file}});
-  if (!args.events.empty()) trace::row_format(args.events);
-  if (!args.perfetto.empty() && std::filesystem::path(args.perfetto).extension() != ".json")
-    throw InputError("--perfetto", fmt::format("'{}': the file name must end in .json", args.perfetto));
-}
-
-// The outputs asked for and the report (text on stdout, or the JSON with --json -).
-void write_trace_outputs(const TraceArgs& args, const trace::TraceAnalysis& analysis, const trace::ReadInfo& info,
-                         const std::string& name, trace::TraceExports& exports) {
-  const auto buffers = analysis.buffers();
-  // Every file to its temporary file first; renamed together only when all were written.
-  output::OutputSet files_out;
-  if (!args.plot.empty()) {
-    if (buffers.size() > 1)
-      throw InputError("--plot", "this trace has IPI events in several buffers: pick one with --buffer NAME");
-    trace::plot_trace(*buffers.front().second, args.plot, files_out);
-  }
-  std::string doc;
-  if (!args.json.empty())
-    doc = trace::report_json(analysis, info, name).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  if (!args.json.empty() && args.json != "-") files_out.write(args.json, "--json", doc);
-  exports.prepare();
-  files_out.prepare_all();
-  exports.commit();
-  files_out.commit_all();
-  if (!args.perfetto.empty())
-    fmt::print(stderr, "ipilab: wrote {} ({} flows send -> arrival); open it in ui.perfetto.dev\n", args.perfetto,
-               exports.flows());
-  if (!args.events.empty()) fmt::print(stderr, "ipilab: wrote {} ({} rows)\n", args.events, exports.rows());
-  if (args.json == "-") {
-    std::fputs(doc.c_str(), stdout);
-    return;
-  }
-  std::fputs(trace::report_text(analysis, info, name).c_str(), stdout);
-}
-
-void run_trace(const TraceArgs& args) {
-  // Check every option before the (possibly long) analysis.
-  check_trace_outputs(args);
-  trace::AnalysisOptions opt;
-  opt.pair_limit_ns = parse_duration_ns(args.pair_limit, "--pair-limit");
-  const trace::RowFormat rows = args.events.empty() ? trace::RowFormat::Csv : trace::row_format(args.events);
-  const std::string name = args.file == "-" ? std::string("<stdin>") : args.file;
-  trace::TraceExports exports(args.events, rows, args.perfetto, fmt::format("ipilab trace {}", name));
-  trace::TraceAnalysis::ObserverFactory factory;
-  if (exports.any()) factory = [&](std::string_view b) { return exports.observer_for(b); };
-  trace::TraceAnalysis analysis(opt, {}, {}, factory);
-  const trace::ReadInfo info = trace::analyse_trace(
-      args.file, analysis, args.buffer_given ? std::optional<std::string>(args.buffer) : std::nullopt);
-  write_trace_outputs(args, analysis, info, name, exports);
-}
-
-// --live: streams from tracefs (trace/live.h), a table refreshed in place on a terminal or one line
-// per interval on stderr, then the full report of what was streamed and the outputs asked for.
-void run_live(const TraceArgs& args) {
-  if (!args.file.empty()) throw InputError("FILE", "--live reads this machine's tracefs: give no FILE");
-  if (args.buffer_given) throw InputError("--buffer", "--live streams its own tracefs instance: no --buffer");
-  check_trace_outputs(args);
-  trace::AnalysisOptions opt;
-  opt.pair_limit_ns = parse_duration_ns(args.pair_limit, "--pair-limit");
-  const trace::RowFormat rows = args.events.empty() ? trace::RowFormat::Csv : trace::row_format(args.events);
-  const std::string name = "this machine";
-  trace::TraceExports exports(args.events, rows, args.perfetto, "ipilab trace --live");
-  trace::LiveView view;
-  std::vector<std::unique_ptr<trace::TeeAnalysisObserver>> tees;
-  auto factory = [&](std::string_view b) -> trace::AnalysisObserver* {
-    tees.push_back(std::make_unique<trace::TeeAnalysisObserver>());
-    tees.back()->to.push_back(&view);
-    if (auto* x = exports.observer_for(b)) tees.back()->to.push_back(x);
-    return tees.back().get();
-  };
-  trace::TraceAnalysis analysis(opt, {}, {}, factory);
-  trace::LiveOptions lo;
-  lo.duration_s = args.duration_s;
-  lo.save = args.save;
-  const bool terminal = ::isatty(STDOUT_FILENO) == 1;
-  const long ncpu = ::sysconf(_SC_NPROCESSORS_CONF);
-  auto tick = [&](double elapsed) {
-    if (terminal) fmt::print("\x1b[H\x1b[2J{}", view.table(elapsed, static_cast<std::uint32_t>(ncpu > 0 ? ncpu : 0)));
-    else fmt::print(stderr, "{}", view.line(elapsed));
-    std::fflush(stdout);
-    view.next_interval(elapsed);
-  };
-  const trace::LiveResult r = trace::live_trace(lo, analysis, tick);
-  if (terminal) fmt::print("\x1b[H\x1b[2J");
-  fmt::print(stderr, "ipilab: streamed {} events ({} lost) on {} CPUs in {:.3f} s: {} IPI sends, {} queued calls{}\n",
-             r.record.events, r.record.lost, r.record.cpus, r.record.seconds, view.ipis(), view.calls(),
-             args.save.empty() ? std::string() : fmt::format("; raw events saved in {}", args.save));
-  if (!r.record.missing.empty()) {
-    std::string m;
-    for (const auto& e : r.record.missing) m += " " + e;
-    fmt::print(stderr, "ipilab: this kernel lacks:{}\n", m);
-  }
-  analysis.finish(r.info, name);
-  write_trace_outputs(args, analysis, r.info, name, exports);
-}
-
-void run_record(const RecordArgs& args) {
-  trace::RecordOptions opt;
-  opt.output = args.output;
-  opt.duration_s = args.duration_s;
-  opt.command = args.command;
-  opt.instance = args.top_level ? std::string() : args.instance;
-  opt.buffer_kb = args.buffer_kb;
-  opt.text = args.text;
-  const trace::RecordResult r = trace::record_trace(opt);
-  fmt::print(stderr, "ipilab: recorded {} events ({} lost) on {} CPUs in {:.3f} s into {}\n", r.events, r.lost,
-             r.cpus, r.seconds, args.output);
-  if (!r.missing.empty()) {
-    fmt::print(stderr, "ipilab: this kernel lacks:");
-    for (const auto& m : r.missing) fmt::print(stderr, " {}", m);
-    fmt::print(stderr, "\n");
-  }
-  if (r.command_status != 0) throw CheckFailed(fmt::format("the command exited with status {}", r.command_status));
-}
-
 }  // namespace
 
 void add_trace_command(CLI::App& root) {
-  auto targs = std::make_shared<TraceArgs>();
-  auto rargs = std::make_shared<RecordArgs>();
+  auto targs = std::make_shared<trace::TraceOptions>();
+  auto buffer = std::make_shared<std::string>();
+  auto rargs = std::make_shared<trace::RecordCommandOptions>();
   auto* cmd = root.add_subcommand("trace", "Analyse a real Linux IPI trace (or record one): per-IPI latency");
   cmd->footer(kTraceHelp);
   cmd->add_option("FILE", targs->file,
@@ -271,8 +88,8 @@ void add_trace_command(CLI::App& root) {
   cmd->add_option("--json", targs->json, "also write the JSON report to FILE ('-' = stdout, then no text report)");
   cmd->add_option("--plot", targs->plot,
                   "draw latency distributions per kind and a source x target heat map (gnuplot) to FILE.svg|.png");
-  cmd->add_option("--buffer", targs->buffer, "analyse only this ring buffer (a tracefs instance; '' = top level)")
-      ->each([targs](const std::string&) { targs->buffer_given = true; });
+  auto* buffer_opt =
+      cmd->add_option("--buffer", *buffer, "analyse only this ring buffer (a tracefs instance; '' = top level)");
   cmd->add_option("--pair-limit", targs->pair_limit,
                   "a send unanswered for longer is unmatched, never paired with a later arrival (default 10ms)");
   cmd->add_option("--events", targs->events, "write one row per IPI and per queued call to FILE.csv or FILE.jsonl");
@@ -300,16 +117,14 @@ void add_trace_command(CLI::App& root) {
   rec->add_flag("--top-level", rargs->top_level, "use the top-level buffer instead (its state is restored)");
   rec->add_option("--buffer-kb", rargs->buffer_kb, "per-CPU ring buffer size in KiB (default: leave as is, 0)");
   rec->add_option("command", rargs->command, "command to run while recording (after --)");
-  rec->callback([rargs] { run_record(*rargs); });
+  rec->callback([rargs] { trace::record_command(*rargs, std::cerr); });
 
-  cmd->callback([cmd, targs] {
+  cmd->callback([cmd, targs, buffer, buffer_opt] {
     if (!cmd->get_subcommands().empty()) return;
-    if (targs->live) return run_live(*targs);
-    if (targs->duration_s > 0 || !targs->save.empty())
-      throw InputError(targs->save.empty() ? "--duration" : "--save", "only with --live");
-    if (targs->file.empty())
-      throw InputError("FILE", "a trace file is required, or --live for this machine's tracefs (see 'ipilab trace --help')");
-    run_trace(*targs);
+    trace::TraceOptions o = *targs;
+    if (buffer_opt->count() > 0) o.buffer = *buffer;
+    o.terminal = ::isatty(STDOUT_FILENO) == 1;
+    trace::trace_command(o, std::cout, std::cerr);
   });
 }
 
