@@ -1,11 +1,10 @@
 // ipilab measure kvm | c2c | all — real measurements on this machine: IPI round trips in a KVM guest
 // (src/kvm, interleaved rounds) and the core-to-core cache-line latency matrix (src/measure/c2c.h);
 // JSON, CSV, a heat map and a complete cost profile (src/measure/profile_writer.h). This file parses
-// and prints; the measuring and the statistics live in src/measure.
+// the command line; src/measure/command.h does the work (measuring, statistics, printing).
 #include <unistd.h>
 
-#include <cstdio>
-#include <functional>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,20 +14,13 @@
 
 #include "cli/commands.h"
 #include "common/error.h"
-#include "common/file.h"
 #include "common/suggest.h"
-#include "measure/c2c.h"
-#include "measure/outputs.h"
-#include "measure/profile_writer.h"
-#include "measure/recorded.h"
-#include "measure/report.h"
-#include "measure/this_host.h"
+#include "kvm/ipi_bench.h"
+#include "measure/command.h"
 
 namespace ipilab::cli {
 
 namespace {
-
-constexpr const char* kDefaultBase = "kvm-skylake-pv-ipi";
 
 constexpr const char* kMeasureHelp = R"(Measure IPIs on this machine, for real.
 
@@ -89,37 +81,17 @@ Examples (from any directory):
   ipilab measure --json /tmp/measure.json --profile-out /tmp/this-host.toml --base kvm-skylake-pv-ipi
   ipilab run this-host --profile myhost.toml   # a profile written by 'ipilab measure --profile-out myhost.toml')";
 
-struct Opts {
-  // kvm
-  unsigned rounds = 20;
-  std::uint64_t samples = 200;
-  double budget = 2.0;
-  double halt_gap_us = 30;
-  std::uint64_t warmup = 5;
-  double max_bias = 0.001;
-  std::vector<std::string> mechanisms{"x2apic-physical", "kvm-pv", "hyperv", "hyperv-ex"};
-  std::vector<std::string> workloads{"ipi-roundtrip", "call-single"};
-  std::vector<std::string> targets{"spin", "halt"};
-  std::string reference = "cpuid-exit";
-  std::vector<unsigned> vcpu_cpus;
-  unsigned resamples = 1000;
-  std::uint64_t seed = 1;
-  // c2c
-  std::vector<unsigned> cpus;
-  unsigned round_trips = 1000;
-  unsigned c2c_rounds = 30;
-  std::string csv, heatmap;
-  // outputs
-  std::string json, profile_out, base;
-  // modelling
-  bool compare = false;
-  std::string from;                    ///< a recorded measurement instead of measuring
-  std::vector<CLI::Option*> measuring; ///< options that only mean something when measuring
+// The options of one command (measure, measure kvm | c2c | all) and those of them that only mean
+// something when measuring (refused with --from when given).
+struct Declared {
+  measure::CommandOptions o;
+  std::vector<CLI::Option*> measuring;
 };
 
 enum Which : unsigned { kKvm = 1, kC2c = 2 };
 
-void add_options(CLI::App* cmd, Opts& o, unsigned which) {
+void add_options(CLI::App* cmd, Declared& d, unsigned which) {
+  measure::CommandOptions& o = d.o;
   const std::size_t first = cmd->get_options().size();
   if (which & kKvm) {
     cmd->add_option("--rounds", o.rounds, "KVM: interleaved rounds (after one pilot round)")
@@ -185,7 +157,7 @@ void add_options(CLI::App* cmd, Opts& o, unsigned which) {
   }
   for (std::size_t i = first; i < cmd->get_options().size(); ++i) {
     CLI::Option* opt = cmd->get_options()[i];
-    if (opt->get_name() != "--csv" && opt->get_name() != "--heatmap") o.measuring.push_back(opt);
+    if (opt->get_name() != "--csv" && opt->get_name() != "--heatmap") d.measuring.push_back(opt);
   }
   cmd->add_option("--json", o.json, "write the full report as JSON to FILE ('-' = stdout instead of the table)")
       ->type_name("FILE|-");
@@ -195,7 +167,7 @@ void add_options(CLI::App* cmd, Opts& o, unsigned which) {
       ->type_name("FILE.toml");
   cmd->add_option("--base", o.base,
                   fmt::format("with --profile-out or --compare: the profile the measured entries override (shipped "
-                              "name or file; default {})", kDefaultBase))
+                              "name or file; default {})", measure::kDefaultBaseProfile))
       ->type_name("PROFILE");
   if (which & kKvm) {
     cmd->add_flag("--compare", o.compare,
@@ -208,154 +180,14 @@ void add_options(CLI::App* cmd, Opts& o, unsigned which) {
   }
 }
 
-template <class E, class F>
-std::vector<E> parse_list(const std::vector<std::string>& names, F from_string) {
-  std::vector<E> v;
-  for (const std::string& n : names)
-    if (const auto e = from_string(n)) v.push_back(*e);
-  return v;
-}
-
-measure::MeasureOptions measure_options(const Opts& o, unsigned which) {
-  measure::MeasureOptions mo;
-  mo.kvm = which & kKvm;
-  mo.c2c = which & kC2c;
-  mo.k.rounds = o.rounds;
-  mo.k.samples_per_round = o.samples;
-  mo.k.budget_seconds_per_case = o.budget;
-  mo.k.halt_gap_us = o.halt_gap_us;
-  mo.k.warmup = o.warmup;
-  mo.k.max_bias = o.max_bias;
-  mo.k.mechanisms = parse_list<kvm::Mechanism>(o.mechanisms, kvm::mechanism_from_string);
-  mo.k.workloads = parse_list<kvm::Workload>(o.workloads, kvm::workload_from_string);
-  mo.k.targets = parse_list<kvm::TargetState>(o.targets, kvm::target_from_string);
-  mo.k.reference = o.reference;
-  mo.k.host_pus = o.vcpu_cpus;
-  mo.bootstrap.resamples = o.resamples;
-  mo.bootstrap.seed = o.seed;
-  mo.c2c_config.pus = o.cpus;
-  mo.c2c_config.round_trips = o.round_trips;
-  mo.c2c_config.samples = o.c2c_rounds;
-  return mo;
-}
-
-// Everything that can be wrong with the request is found before measuring.
-void check_request(const Opts& o, const measure::MeasureOptions& mo) {
-  if (!o.from.empty()) {
-    for (const CLI::Option* opt : o.measuring)
-      if (opt->count() > 0)
-        throw InputError(opt->get_name(), fmt::format("means nothing with --from: '{}' was measured already", o.from));
-  } else {
-    measure::check_options(mo);
-  }
-  if (!o.base.empty() && o.profile_out.empty() && !o.compare)
-    throw InputError("--base", "only means something with --profile-out or --compare");
-  output::check_outputs({{"--json", o.json, true},
-                          {"--csv", o.csv, false},
-                          {"--heatmap", o.heatmap, false},
-                          {"--profile-out", o.profile_out, false}},
-                         {{"--from", o.from}, {"--base", o.base}});
-  if (!o.heatmap.empty()) {
-    measure::image_format_of(o.heatmap, "--heatmap");
-    output::require_gnuplot("--heatmap");
-  }
-}
-
-void check_kvm_for_compare(const Opts& o) {
-  if (o.compare && o.from.empty()) {  // before measuring c2c for nothing
-    try {
-      kvm::check_kvm_available(false);
-    } catch (const UnavailableError& e) {
-      throw UnavailableError(fmt::format("--compare needs the KVM cases: {} (--from FILE.json models a recorded "
-                                         "measurement without KVM)",
-                                         e.what()));
-    }
-  }
-}
-
-measure::MeasureReport measure_or_load(const Opts& o, unsigned which, measure::MeasureOptions& mo,
-                                       const std::function<void(const std::string&)>& progress) {
-  measure::MeasureReport r;
-  if (!o.from.empty()) {
-    r = measure::load_recorded(o.from);
-    if ((which & kKvm) && r.kvm.empty() && (o.compare || !(which & kC2c)))
-      throw InputError("--from", fmt::format("'{}' holds no KVM cases{}", o.from,
-                                             r.kvm_unavailable.empty() ? "" : ": " + r.kvm_unavailable));
-  } else {
-    mo.progress = progress;
-    r = measure::run_measure(mo);
-  }
-  return r;
-}
-
-void print_report(const Opts& o, const measure::MeasureReport& r, const std::optional<measure::ThisHostModel>& model,
-                  const nlohmann::json& j) {
-  if (o.json == "-") {
-    std::fputs((j.dump(2) + "\n").c_str(), stdout);
-    for (const std::string& w : r.warnings) fmt::print(stderr, "ipilab: warning: {}\n", w);
-  } else {
-    if (!o.from.empty()) fmt::print("Recorded measurement: {}\n", o.from);
-    std::fputs(measure::to_table(r).c_str(), stdout);
-    if (o.compare && model) std::fputs(("\n" + measure::compare_table(*model)).c_str(), stdout);
-  }
-  std::fflush(stdout);
-}
-
-// Every file to its temporary file first, renamed together once all were written.
-void write_files(const Opts& o, const measure::MeasureReport& r, const std::optional<measure::BaseProfile>& base,
-                 const std::string& profile_text, const nlohmann::json& j) {
-  output::OutputSet files_out;
-  if (o.json != "-" && !o.json.empty()) files_out.write(o.json, "--json", j.dump(2) + "\n");
-  if (base && !o.profile_out.empty()) files_out.write(o.profile_out, "--profile-out", profile_text);
-  if (r.c2c && !o.csv.empty()) files_out.write(o.csv, "--csv", measure::c2c_csv(*r.c2c));
-  if (r.c2c && !o.heatmap.empty()) measure::c2c_heatmap(*r.c2c, o.heatmap, files_out);
-  files_out.commit_all();
-}
-
-void run(const Opts& o, unsigned which) {
-  measure::MeasureOptions mo = measure_options(o, which);
-  check_request(o, mo);
-  std::optional<measure::BaseProfile> base;
-  if (!o.profile_out.empty() || o.compare) base = measure::load_base_profile(o.base.empty() ? kDefaultBase : o.base);
-  check_kvm_for_compare(o);
-
-  std::function<void(const std::string&)> progress;
-  if (::isatty(2) == 1) progress = [](const std::string& line) { fmt::print(stderr, "\r{:<70}", line); };
-  const measure::MeasureReport r = measure_or_load(o, which, mo, progress);
-
-  // The model: the fits and, with --compare, the this-host scenario on the profile (the same text
-  // --profile-out writes). Without KVM cases the profile has only what was measured.
-  std::optional<measure::ThisHostModel> model;
-  std::string profile_text;
-  if (base && !r.kvm.empty()) {
-    measure::ModelOptions mopt;
-    mopt.progress = progress;
-    model = measure::model_this_host(r, *base, mopt);
-    profile_text = model->profile_text;
-  } else if (base) {
-    profile_text = measure::to_profile_toml(r, *base);
-  }
-  if (progress) fmt::print(stderr, "\r{:<70}\r", "");
-
-  // Outputs: all computed first, then written (each atomically).
-  nlohmann::json j = measure::to_json(r);
-  if (o.compare && model) j["compare"] = measure::compare_json(*model);
-  if (!o.from.empty()) j["recorded_from"] = o.from;
-  print_report(o, r, model, j);
-  write_files(o, r, base, profile_text, j);
-  if (base && !o.profile_out.empty()) {
-    fmt::print(stderr, "ipilab: wrote {} (measured entries{} over '{}'; run it: ipilab run this-host --profile {})\n",
-               o.profile_out,
-               model && !model->fitted_entries.empty() ? fmt::format(" and {} fitted", model->fitted_entries.size()) : "",
-               base->reference, o.profile_out);
-  }
-  const auto failed = r.failed_cases();
-  if (!failed.empty()) {
-    std::string names;
-    for (const std::string& n : failed) names += (names.empty() ? "" : ", ") + n;
-    throw CheckFailed(fmt::format("{} case{} produced no samples: {}", failed.size(), failed.size() == 1 ? "" : "s",
-                                  names));
-  }
+void run(const Declared& d, unsigned which) {
+  measure::CommandOptions o = d.o;
+  o.kvm = which & kKvm;
+  o.c2c = which & kC2c;
+  for (const CLI::Option* opt : d.measuring)
+    if (opt->count() > 0) o.measuring_given.push_back(opt->get_name());
+  o.progress = ::isatty(2) == 1;
+  measure::measure_command(o, std::cout, std::cerr);
 }
 
 // Options given to 'measure' itself belong to the bare form (= measure all); with a subcommand they would
@@ -375,7 +207,7 @@ void add_measure_command(CLI::App& root) {
   // The one-line summary above is what 'ipilab --help' lists; the long text is this command's own help.
   cmd->footer(std::string(kMeasureHelp) + "\n\n" + kAllHelp);
   cmd->require_subcommand(0, 1);
-  auto bare_o = std::make_shared<Opts>();
+  auto bare_o = std::make_shared<Declared>();
   add_options(cmd, *bare_o, kKvm | kC2c);  // 'ipilab measure --json x' = 'ipilab measure all --json x'
   struct Sub {
     const char* name;
@@ -390,7 +222,7 @@ void add_measure_command(CLI::App& root) {
   for (const Sub& s : kSubs) {
     auto* sub = cmd->add_subcommand(s.name, s.summary);
     sub->footer(s.help);
-    auto o = std::make_shared<Opts>();
+    auto o = std::make_shared<Declared>();
     add_options(sub, *o, s.parts);
     sub->callback([cmd, o, &s] {
       refuse_parent_options(cmd, s.name);
