@@ -82,15 +82,16 @@ std::string wait_text(const NamedWait& n) {
 
 void write_state_text(const StepResult& r, const StepResult* prev, bool full, std::ostream& out) {
   for (const ItsView& v : r.state.its) {
-    out << fmt::format("  its{:<3} {} CREADR {:#06x}{} CWRITER {:#06x} pending {} executed {} errors {}{}{} | vPEs {}\n", v.its,
-                       v.enabled ? "Enabled " : "Disabled", v.creadr & 0xFFFE0, v.stalled ? " (Stalled)" : "", v.cwriter, v.pending,
-                       v.executed, v.errors, v.processing == ItsProcessing::Manual ? " [manual]" : "",
-                       v.driver_cmd_write && *v.driver_cmd_write != (v.cwriter & 0xFFFE0) ? fmt::format(" cmd_write {:#06x}", *v.driver_cmd_write) : "",
-                       vpes_text(v));
+    const bool cmd_write_apart = v.driver_cmd_write && *v.driver_cmd_write != (v.cwriter & 0xFFFE0);
+    out << fmt::format("  its{:<3} {} CREADR {:#06x}{} CWRITER {:#06x} pending {} executed {} errors {}{}{} | vPEs {}\n",
+                       v.its, v.enabled ? "Enabled " : "Disabled", v.creadr & 0xFFFE0, v.stalled ? " (Stalled)" : "",
+                       v.cwriter, v.pending, v.executed, v.errors,
+                       v.processing == ItsProcessing::Manual ? " [manual]" : "",
+                       cmd_write_apart ? fmt::format(" cmd_write {:#06x}", *v.driver_cmd_write) : "", vpes_text(v));
     const ItsView* p = prev ? &prev->state.its.at(static_cast<std::size_t>(v.its)) : nullptr;
     if (full || !p || p->baser2 != v.baser2 || p->cbaser != v.cbaser || p->ctlr != v.ctlr)
-      out << fmt::format("         GITS_CTLR {:#010x}  GITS_CBASER {:#018x} ({})  GITS_BASER2 {:#018x} ({})\n", v.ctlr, v.cbaser,
-                         describe_cbaser(v.cbaser), v.baser2, describe_baser(v.baser2));
+      out << fmt::format("         GITS_CTLR {:#010x}  GITS_CBASER {:#018x} ({})  GITS_BASER2 {:#018x} ({})\n",
+                         v.ctlr, v.cbaser, describe_cbaser(v.cbaser), v.baser2, describe_baser(v.baser2));
   }
   for (const RdView& v : r.state.rds) {
     const RdView* p = prev ? &prev->state.rds.at(static_cast<std::size_t>(v.cpu)) : nullptr;
@@ -101,7 +102,8 @@ void write_state_text(const StepResult& r, const StepResult* prev, bool full, st
                        vpe_l1_text(v), v.vpendbaser);
   }
   for (const VpeView& v : r.state.vpes)
-    out << fmt::format("  vPE {:<3} cpu {} | mapped on {} (vmapp_count {}) | in the table of {} | vSGI enabled {:#06x} pending {:#06x}{}\n",
+    out << fmt::format("  vPE {:<3} cpu {} | mapped on {} (vmapp_count {}) | in the table of {} | vSGI enabled {:#06x} "
+                       "pending {:#06x}{}\n",
                        v.vpeid, v.cpu ? std::to_string(*v.cpu) : "-", ints_text(v.mapped_on, "its"), v.vmapp_count,
                        ints_text(v.in_tables_of, "its"), v.enabled, v.pending,
                        v.resident_on ? fmt::format(" | resident on rd{}", *v.resident_on) : "");

@@ -135,8 +135,9 @@ void trace_live(const TraceOptions& opts, std::ostream& out, std::ostream& err) 
   lo.duration_s = opts.duration_s;
   lo.save = opts.save;
   const long ncpu = ::sysconf(_SC_NPROCESSORS_CONF);
+  const auto cpus = static_cast<std::uint32_t>(ncpu > 0 ? ncpu : 0);
   auto tick = [&](double elapsed) {
-    if (opts.terminal) out << fmt::format("\x1b[H\x1b[2J{}", view.table(elapsed, static_cast<std::uint32_t>(ncpu > 0 ? ncpu : 0)));
+    if (opts.terminal) out << "\x1b[H\x1b[2J" << view.table(elapsed, cpus);
     else err << view.line(elapsed);
     out.flush();
     view.next_interval(elapsed);
