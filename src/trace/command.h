@@ -5,9 +5,10 @@
 //   1. the form: with `live`, no FILE and no --buffer; without it, no --duration or --save, and a FILE;
 //   2. the options: the --plot extension, every output target (folders exist, one file per output,
 //      none over FILE), the --events format, --perfetto ending in .json, --pair-limit as a duration;
-//   3. the trace: FILE read and analysed (trace/input.h), or with `live` this machine's IPI events
-//      streamed (trace/live.h): a table refreshed in place on `out` every second when `terminal`, else
-//      one line a second on `err`; then one summary line on `err` (and the events this kernel lacks);
+//   3. the trace: FILE read and analysed (analyse_trace, trace/analysis.h), or with `live` this
+//      machine's IPI events streamed (trace/live.h): a table refreshed in place on `out` every second
+//      when `terminal`, else one line a second on `err`; then one summary line on `err` (and the
+//      events this kernel lacks);
 //   4. the files: --plot (one buffer only), --json, --events and --perfetto each to a temporary file,
 //      renamed together once all were written; a "wrote" line on `err` for --perfetto and --events;
 //   5. the report on `out`: the text (trace/report.h), or the JSON instead with --json -.
