@@ -46,6 +46,10 @@ enum class Lane : std::uint8_t { Guest, Exit, Wire, ItsPort, TargetHv };
 /// tables). Its distribution belongs to the Pricer that priced it, which outlives the run's plans.
 struct PlanStep {
   sim::Breakdown::StepId id = 0;          ///< breakdown row
+  /// A sender step that only happens when guest CPU `if_blocked`'s vCPU thread is blocked at the
+  /// send (KVM's kvm_vcpu_kick wakes a thread only if it sleeps; one inside halt-polling needs no
+  /// wake-up): the core skips it, drawing nothing, otherwise. -1: always taken.
+  std::int32_t if_blocked = -1;
   const sim::Jitter* jitter = nullptr;    ///< one occurrence of the cost key (owned by the Pricer); nullptr: 0 ps
   std::uint32_t count = 1;                ///< occurrences (the duration is count x one sample)
   Lane lane = Lane::Guest;

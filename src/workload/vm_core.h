@@ -253,6 +253,11 @@ class Core {
   /// AVIC's IsRunning is clear for `g` at `t`: preempted, or in HLT with its thread blocked (past
   /// KVM's halt-polling window: avic_vcpu_blocking runs only when KVM blocks the thread).
   bool not_running(const Agent& g, Ps t) const;
+  /// `g`'s vCPU thread sleeps in kvm_vcpu_block at `t`: in HLT past KVM's halt-polling window (or
+  /// with no window), not preempted (a preempted thread is runnable, not asleep).
+  bool thread_blocked(const Agent& g, Ps t) const;
+  /// exit_run_'s mark for a sender step skipped (PlanStep::if_blocked): no duration is negative.
+  static constexpr Ps kSkipped{-1};
   /// The VM has preempted vCPUs: the mechanism must model them; their path's counter, PV TLB flush.
   void init_preempted();
   /// kvm_flush_tlb_multi: `targets` without the preempted vCPUs (each counted in

@@ -135,17 +135,26 @@ Ps Core::send_steps(Agent& g, Ps t, const std::shared_ptr<const SendPlan>& plan,
       exit_run_.clear();
       Ps sum{};
       while (e < n && p.sender[e].lane == Lane::Exit) {
-        const Ps d = p.sender[e].sample(rng_);
+        const PlanStep& s = p.sender[e];
+        // A step that needs the target's thread asleep (a kick) is skipped, drawing nothing, when it
+        // is not; kSkipped marks it for the observer.
+        const Ps d = s.if_blocked < 0 || thread_blocked(agents_[static_cast<std::size_t>(s.if_blocked)], t) ? s.sample(rng_)
+                                                                                                     : kSkipped;
         exit_run_.push_back(d);
-        sum += d;
-        bd_.add(p.sender[e].id, d);
+        if (d != kSkipped) {
+          sum += d;
+          bd_.add(s.id, d);
+        }
         ++e;
       }
       Ps tt = hv.request(t, sum).start;
       for (std::size_t j = k; j < e; ++j) {
+        const bool skipped = exit_run_[j - k] == kSkipped;
+        if (skipped) exit_run_[j - k] = Ps{};
         tt += exit_run_[j - k];
         if constexpr (kObserved)
-          observe_step(g.cpu, &hv, j == k ? t : tt - exit_run_[j - k], tt - exit_run_[j - k], tt, p.sender[j].id);
+          if (!skipped)
+            observe_step(g.cpu, &hv, j == k ? t : tt - exit_run_[j - k], tt - exit_run_[j - k], tt, p.sender[j].id);
         while (next < p.deliveries.size() && p.deliveries[next].after_sender_step <= j) {
           PendingIrq irq = base;
           launch(plan, static_cast<std::uint32_t>(next), tt, irq);
@@ -156,10 +165,13 @@ Ps Core::send_steps(Agent& g, Ps t, const std::shared_ptr<const SendPlan>& plan,
       k = e;
       continue;
     }
-    const Ps d = p.sender[k].sample(rng_);
-    t += d;
-    bd_.add(p.sender[k].id, d);
-    if constexpr (kObserved) observe_step(g.cpu, nullptr, t - d, t - d, t, p.sender[k].id);
+    const PlanStep& s = p.sender[k];
+    if (s.if_blocked < 0 || thread_blocked(agents_[static_cast<std::size_t>(s.if_blocked)], t)) {
+      const Ps d = s.sample(rng_);
+      t += d;
+      bd_.add(s.id, d);
+      if constexpr (kObserved) observe_step(g.cpu, nullptr, t - d, t - d, t, s.id);
+    }
     if (!p.not_running.empty()) [[unlikely]] t = not_running_exit(g, p, next, k, t);
     while (next < p.deliveries.size() && p.deliveries[next].after_sender_step <= k) {
       launch(plan, static_cast<std::uint32_t>(next), t, base);

@@ -52,13 +52,14 @@ void Core::init_preempted() {
   pv_flush_ = mech_.pv_tlb_flush();
 }
 
-bool Core::not_running(const Agent& g, Ps t) const {
-  if (g.preempted) return true;
-  if (g.state != VcpuState::Halted || g.idle_from == sim::kNever || t < g.idle_from) return false;
+bool Core::thread_blocked(const Agent& g, Ps t) const {
+  if (g.preempted || g.state != VcpuState::Halted || g.idle_from == sim::kNever || t < g.idle_from) return false;
   const ArrivalSteps& arr = mech_.arrival();
   if (!arr.host_poll.enabled() || arr.guest_poll.enabled()) return true;
   return ns_between(g.idle_from, t) > std::min(g.host_poll.window_ns, arr.host_poll.max_ns);
 }
+
+bool Core::not_running(const Agent& g, Ps t) const { return g.preempted || thread_blocked(g, t); }
 
 std::span<const unsigned> Core::skip_preempted(std::span<const unsigned> targets) {
   flush_targets_.clear();

@@ -27,7 +27,7 @@ const std::map<std::string, double> kTargetPathNs = {
     {"guest.eoi", 60},              {"guest.irq_exit", 50},             {"vcpu.halt_exit", 1500},
     {"mem.cacheline_same_node", 60}, {"vcpu.halt_poll_wakeup", 500},    {"apic.event_injection", 250},
     {"ipiv.icr_write", 50},         {"ipiv.pid_post", 80},              {"x2apic.native_icr_write", 30},
-    {"cpu.idle_exit", 800},         {"x2apic.icr_write_fastpath", 120}};
+    {"cpu.idle_exit", 800},         {"x2apic.icr_write_fastpath", 120}, {"vcpu.kick_blocked", 900}};
 
 RunResult target_path_run(const std::string& toml, bool halted, std::uint64_t iterations = 400) {
   auto s = make_setup("skylake-2s-40c", "kvm-skylake-pv-ipi.toml", {0, 1}, 2,
@@ -64,10 +64,11 @@ void only_path(const RunResult& r, TargetPath path) {
 }
 
 constexpr double kRead = 1000, kLoop = 10, kSend = 5 + 400 + 200 + 100, kEntry = 100, kLines = 120;
+constexpr double kKick = 900;  // vcpu.kick_blocked: the sender's exit wakes a sleeping target thread
 
 TEST(TargetPaths, BlockedTargetPaysTheWakeUp) {
   const RunResult r = target_path_run("mechanism = \"x2apic-physical\"", true);
-  EXPECT_DOUBLE_EQ(sample(r), kRead + kLoop + kSend + 3000 + kEntry + kLines);
+  EXPECT_DOUBLE_EQ(sample(r), kRead + kLoop + kSend + kKick + 3000 + kEntry + kLines);
   only_path(r, TargetPath::HaltedBlocked);
 }
 
@@ -79,10 +80,27 @@ TEST(TargetPaths, HostHaltPollingCatchesTheShortHaltsOnceItsWindowGrew) {
 }
 
 TEST(TargetPaths, HostHaltPollingWindowTooSmallBlocks) {
-  // A maximum below the 30 us halts: the window never covers one.
+  // A maximum below the 30 us halts: the window never covers one, so every target thread is asleep
+  // when the send comes and the sender's exit wakes it, exactly as with no polling at all.
   const RunResult r = target_path_run("mechanism = \"x2apic-physical\"\nhalt_poll_ns = 20000", true);
-  EXPECT_DOUBLE_EQ(sample(r), kRead + kLoop + kSend + 3000 + kEntry + kLines);
+  EXPECT_DOUBLE_EQ(sample(r), kRead + kLoop + kSend + kKick + 3000 + kEntry + kLines);
   only_path(r, TargetPath::HaltedBlocked);
+  EXPECT_DOUBLE_EQ(sample(r), sample(target_path_run("mechanism = \"x2apic-physical\"", true)));
+}
+
+// The kick follows the target's thread at each send: with a window that catches some halts and not
+// others (it grows and shrinks), the sender pays it exactly for the deliveries that found the thread
+// asleep. PV send-IPI's per-destination kick follows the same rule.
+TEST(TargetPaths, HostHaltPollingKicksOnlyTheThreadsAsleep) {
+  for (const char* mech : {"x2apic-physical", "kvm-pv"}) {
+    const std::string m = std::string("mechanism = \"") + mech + "\"";
+    const RunResult caught = target_path_run(m + "\nhalt_poll_ns = 200000", true);
+    const RunResult blocked = target_path_run(m + "\nhalt_poll_ns = 20000", true);
+    EXPECT_EQ(counter(caught, "target_path.halted_blocked"), 0u) << mech;
+    EXPECT_EQ(counter(blocked, "target_path.halted_host_poll"), 0u) << mech;
+    // The two differ by the wake-up on the target (3000 vs 500) and the kick on the sender.
+    EXPECT_DOUBLE_EQ(sample(blocked) - sample(caught), 3000 - 500 + kKick) << mech;
+  }
 }
 
 TEST(TargetPaths, GuestHaltPollKeepsTheTargetInGuestModeAndTurnsHostPollingOff) {

@@ -89,11 +89,20 @@ class Lazy {
   std::optional<PlanStep> step_;
 };
 
-// KVM_HC_SEND_IPI calls of a PV send, executed by KVM's kvm_pv_send_ipi.
-// `blocked`: the vCPUs whose thread sleeps (X86SendOptions::blocked); each delivery to one also
-// pays `kick` (kvm_vcpu_kick) on the sender.
+// The sender's kvm_vcpu_kick of delivery target `vcpu` (X86SendOptions::kick): always, only if its
+// thread is blocked when the send runs (the core decides: PlanStep::if_blocked), or never.
+void push_kick(SendPlan& p, Lazy& kick, std::span<const KickWhen> when, unsigned vcpu) {
+  const KickWhen k = vcpu < when.size() ? when[vcpu] : KickWhen::Never;
+  if (k == KickWhen::Never) return;
+  PlanStep s = kick.get();
+  if (k == KickWhen::IfBlocked) s.if_blocked = static_cast<std::int32_t>(vcpu);
+  p.sender.push_back(s);
+}
+
+// KVM_HC_SEND_IPI calls of a PV send, executed by KVM's kvm_pv_send_ipi; each delivery may also pay
+// `kick` on the sender (push_kick).
 void price_pv_hypercalls(SendPlan& p, Pricer& pr, const x86::X86Vm& xvm, const x86::GuestSend& gs, Deliveries& out,
-                         std::vector<bool>& got, const std::vector<bool>& asked, const std::vector<bool>& blocked,
+                         std::vector<bool>& got, const std::vector<bool>& asked, std::span<const KickWhen> kicks,
                          Lazy& kick) {
   x86::KvmPvGuestState state;
   const x86::PvIpiExecution ex = x86::kvm_pv_execute(xvm, x86::KvmPvIpiHostState{}, true, gs, state);
@@ -105,7 +114,7 @@ void price_pv_hypercalls(SendPlan& p, Pricer& pr, const x86::X86Vm& xvm, const x
     for (const auto& t : call.ipi.targets) {
       if (!t.accepted) continue;
       p.sender.push_back(hc_dest.get());
-      if (t.vcpu < blocked.size() && blocked[t.vcpu]) p.sender.push_back(kick.get());
+      push_kick(p, kick, kicks, t.vcpu);
       out.add(t.vcpu, t.vcpu < asked.size() && asked[t.vcpu]);
       got[t.vcpu] = true;
     }
@@ -167,7 +176,6 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
       native_write(pr, "x2APIC ICR write (WRMSR, no hypervisor)", x2apic_native_icr_write, Lane::Guest),
       avic_write(pr, "ICR write accelerated by AVIC: no exit", avic_icr_write, Lane::Guest),
       avic_bell(pr, "AVIC sets the vector in the target's backing page, rings its doorbell", avic_doorbell, Lane::Guest);
-  const auto blocked = [&](unsigned cpu) { return cpu < opt.blocked.size() && opt.blocked[cpu]; };
   std::uint64_t icr_writes = 0, exits = 0, fast = 0, virtualised = 0, by_avic = 0;
   x86::IcrWriteOutcome o;  // one per write, its storage reused
   for (const auto& w : gs.msr_writes) {
@@ -203,7 +211,7 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
       else if (by_cpu) p.sender.push_back(ipiv_post.get());
       else if (!opt.native) {
         p.sender.push_back(icr_dest.get());
-        if (blocked(t.vcpu)) p.sender.push_back(kick.get());
+        push_kick(p, kick, opt.kick, t.vcpu);
       }
       out.add(t.vcpu, was_asked(t.vcpu));
       got[t.vcpu] = true;
@@ -233,7 +241,7 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
   if (fast) add_counter(p, pr, counters::icr_fastpath_exits, fast);
   if (virtualised) add_counter(p, pr, counters::ipiv_icr_writes, virtualised);
   if (by_avic) add_counter(p, pr, counters::avic_icr_writes, by_avic);
-  if (!gs.hypercalls.empty()) price_pv_hypercalls(p, pr, xvm, gs, out, got, asked, opt.blocked, kick);
+  if (!gs.hypercalls.empty()) price_pv_hypercalls(p, pr, xvm, gs, out, got, asked, opt.kick, kick);
   for (unsigned cpu : intended)
     if (cpu >= got.size() || !got[cpu]) p.lost.push_back({static_cast<int>(cpu), "the model delivered nothing to it"});
 }
@@ -281,15 +289,15 @@ X86NativeMechanism::X86NativeMechanism(MechanismContext& ctx, std::string name, 
   arrival_ = options_.native ? x86_native_arrival(*pricer_) : x86_arrival(*pricer_, ctx.params, options_.inhibited);
   if (!options_.native) {
     x86_preempted_arrival(arrival_, *pricer_, ctx.vm);
-    options_.blocked = blocked_vcpus(ctx.vm, arrival_);
+    options_.kick = kick_vcpus(ctx.vm, arrival_);
   }
 }
 
-std::vector<bool> blocked_vcpus(const topology::Vm& vm, const ArrivalSteps& arrival) {
-  std::vector<bool> out(static_cast<std::size_t>(vm.size()), false);
-  if (arrival.host_poll.enabled() || arrival.guest_poll.enabled()) return out;
+std::vector<KickWhen> kick_vcpus(const topology::Vm& vm, const ArrivalSteps& arrival) {
+  std::vector<KickWhen> out(static_cast<std::size_t>(vm.size()), KickWhen::Never);
+  const KickWhen halted = arrival.host_poll.enabled() || arrival.guest_poll.enabled() ? KickWhen::IfBlocked : KickWhen::Always;
   for (const auto& v : vm.vcpus)
-    if (v.initial_state == topology::VcpuState::Halted) out[static_cast<std::size_t>(v.cpu)] = true;
+    if (v.initial_state == topology::VcpuState::Halted) out[static_cast<std::size_t>(v.cpu)] = halted;
   return out;
 }
 
@@ -321,14 +329,6 @@ SendPlan X86NativeMechanism::plan(const SendRequest& r) {
 std::vector<std::string> X86NativeMechanism::notes() const {
   std::vector<std::string> out;
   if (options_.inhibited) out.push_back(options_.inhibit_reason);
-  if (options_.native || (!arrival_.host_poll.enabled() && !arrival_.guest_poll.enabled())) return out;
-  for (const auto& v : vm_->vcpus)
-    if (v.initial_state == topology::VcpuState::Halted) {
-      out.push_back("halted targets are priced on the sender as caught by halt-polling (no sleeping thread to wake): a "
-                    "delivery counted under target_path.halted_blocked paid its wake-up on the target only, not "
-                    "vcpu.kick_blocked on the sender");
-      break;
-    }
   return out;
 }
 

@@ -27,6 +27,9 @@ namespace ipilab::workload {
 /// The x86 model's VM: vCPU n has x2APIC ID n (QEMU -smp N), every APIC present and enabled.
 x86::X86Vm x86_view(const topology::Vm& vm);
 
+/// When a delivery to a halted vCPU costs the sender a wake-up of its thread (X86SendOptions::kick).
+enum class KickWhen : std::uint8_t { Never, Always, IfBlocked };
+
 /// How the host side takes the guest's ICR writes (the mechanism's choice).
 struct X86SendOptions {
   /// KVM handles an eligible x2APIC ICR write (kvm_x2apic_icr_fastpath_eligible) in the exit's
@@ -60,16 +63,17 @@ struct X86SendOptions {
   std::string inhibit_reason = {};
   /// KVM PV TLB flush (kvm-pv's pv_tlb_flush): Mechanism::pv_tlb_flush.
   bool pv_tlb_flush = false;
-  /// Per guest CPU: its thread sleeps in kvm_vcpu_block when it idles (state halted, no host or
-  /// guest halt-polling), so an exit that delivers to it also wakes that thread on the sender's pCPU
-  /// (vcpu.kick_blocked per destination). Empty: no destination is blocked (Hyper-V's own host).
-  std::vector<bool> blocked = {};
+  /// Per guest CPU, whether an exit that delivers to it also wakes its thread on the sender's pCPU
+  /// (vcpu.kick_blocked per destination: kvm_vcpu_kick -> kvm_vcpu_wake_up finds it asleep in
+  /// kvm_vcpu_block). Empty: never (Hyper-V's own host).
+  std::vector<KickWhen> kick = {};
 };
 
-/// The `blocked` set of X86SendOptions: the vCPUs whose idle state is halted, when neither KVM's
-/// halt-polling nor the guest's cpuidle-haltpoll is on (with either, a halt is assumed caught by
-/// the poll: the sender's kick then finds no sleeping thread).
-std::vector<bool> blocked_vcpus(const topology::Vm& vm, const ArrivalSteps& arrival);
+/// The `kick` set of X86SendOptions: a vCPU whose idle state is halted is kicked Always when neither
+/// KVM's halt-polling nor the guest's cpuidle-haltpoll is on (its halts all block), IfBlocked with
+/// either (the core asks, at the send, whether its thread is past the poll window and asleep:
+/// PlanStep::if_blocked); every other vCPU Never.
+std::vector<KickWhen> kick_vcpus(const topology::Vm& vm, const ArrivalSteps& arrival);
 
 /// Appends the steps and deliveries of `send` (issued by `sender`) to `plan`; `intended` are the CPUs
 /// the send was for (a delivery elsewhere is misdelivered; an intended CPU nobody delivered to is lost).
