@@ -265,14 +265,16 @@ std::string table_heading(const SweepRun& r) {
 }
 
 // Per axis value, the spread of the points' means.
-std::string axis_summaries(const SweepRun& r, const std::vector<std::size_t>& shown) {
+// (Points that ran without a measured value are counted beside them, never averaged in silently.)
+std::string axis_summaries(const SweepRun& r, const std::vector<std::size_t>& shown, bool any_without_value) {
   const Spec& s = *r.spec;
   std::string out;
   for (std::size_t a = 0; a < s.axes.size(); ++a) {
     std::vector<std::vector<std::string>> rows = {{s.axes[a].name, "mean", "min", "max", "points"}};
+    if (any_without_value) rows[0].emplace_back("no value");
     for (std::size_t j = 0; j < s.axes[a].values.size(); ++j) {
       double sum = 0, lo = INFINITY, hi = -INFINITY;
-      std::size_t n = 0;
+      std::size_t n = 0, none = 0;
       for (auto i : shown) {
         if (r.points[i].value[a] != j) continue;
         if (auto m = r.mean(i)) {
@@ -280,17 +282,52 @@ std::string axis_summaries(const SweepRun& r, const std::vector<std::size_t>& sh
           lo = std::min(lo, *m);
           hi = std::max(hi, *m);
           ++n;
+        } else if (r.results[i].status == PointResult::Status::Ok) {
+          ++none;
         }
       }
       rows.push_back({s.axes[a].values[j].label, n ? scenario::format_number(sum / static_cast<double>(n)) : "—",
                       n ? scenario::format_number(lo) : "—", n ? scenario::format_number(hi) : "—", fmt::format("{}", n)});
+      if (any_without_value) rows.back().push_back(fmt::format("{}", none));
     }
     out += "\n" + render(rows, {0});
   }
   return out;
 }
 
-// Failed points (the first ten) and skipped ones (by reason) below the table.
+// The points that ran but have no value of the main metric (every measured iteration lost its IPI,
+// or the window held none), the first ten with their lost counters.
+std::size_t count_without_value(const SweepRun& r) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < r.points.size(); ++i)
+    if (r.results[i].status == PointResult::Status::Ok && !r.mean(i)) ++n;
+  return n;
+}
+
+std::string without_value(const SweepRun& r) {
+  const std::size_t total = count_without_value(r);
+  if (total == 0) return {};
+  std::string out = fmt::format(
+      "\n  {} point{} ran but measured no value of the main metric (no mean, no change; left out of every mean above):\n",
+      total, total == 1 ? "" : "s");
+  std::size_t listed = 0;
+  for (std::size_t i = 0; i < r.points.size() && listed < 10; ++i) {
+    if (r.results[i].status != PointResult::Status::Ok || r.mean(i)) continue;
+    ++listed;
+    const auto& c = r.results[i].counters;
+    const auto lost = c.find("lost");
+    const auto lost_req = c.find("requests_lost");
+    out += fmt::format("    point {} ({}): {}\n", r.points[i].index, r.points[i].label,
+                       lost != c.end() && lost->second > 0
+                           ? fmt::format("{} intended targets lost, {} requests lost", lost->second,
+                                         lost_req == c.end() ? 0 : lost_req->second)
+                           : std::string("no measured iteration"));
+  }
+  if (total > listed) out += fmt::format("    ... and {} more (all in --csv / --json: an empty mean)\n", total - listed);
+  return out;
+}
+
+// Failed points (the first ten), points without a value and skipped ones (by reason) below the table.
 std::string failures_and_skips(const SweepRun& r, std::size_t failed) {
   std::string out;
   std::size_t listed = 0;
@@ -303,6 +340,7 @@ std::string failures_and_skips(const SweepRun& r, std::size_t failed) {
     }
     out += fmt::format("    point {} ({}): {}\n", r.points[i].index, r.points[i].label, r.results[i].error);
   }
+  out += without_value(r);
   std::map<std::string, std::size_t> reasons;
   std::vector<std::string> order;
   for (std::size_t i = 0; i < r.points.size(); ++i) {
@@ -322,8 +360,10 @@ std::string format_table(const SweepRun& r, const TableOptions& opt) {
   std::string out = table_heading(r);
   const std::size_t ok = r.count(PointResult::Status::Ok), failed = r.count(PointResult::Status::Failed),
                     skipped = r.count(PointResult::Status::Skipped), notrun = r.count(PointResult::Status::NotRun);
-  out += fmt::format("  {:<10} {} ok, {} failed, {} skipped{}{}\n", "points", ok, failed, skipped,
-                     notrun ? fmt::format(", {} not run", notrun) : "", r.interrupted ? " (interrupted)" : "");
+  const std::size_t without = count_without_value(r);
+  out += fmt::format("  {:<10} {} ok{}, {} failed, {} skipped{}{}\n", "points", ok,
+                     without ? fmt::format(" ({} of them without a measured value: listed below)", without) : "", failed,
+                     skipped, notrun ? fmt::format(", {} not run", notrun) : "", r.interrupted ? " (interrupted)" : "");
 
   // Counter columns: the usual ones first, then other short names, only when some point has one non-zero.
   std::set<std::string> nonzero;
@@ -386,7 +426,7 @@ std::string format_table(const SweepRun& r, const TableOptions& opt) {
     // Summary: per axis value, the spread of the points' means; then the extremes.
     out += fmt::format("  {} points ran: a summary (every point: --csv FILE or --json FILE)\n", shown.size());
     if (!unit.empty()) out += fmt::format("  main metric {}; per axis value: mean of the points' means [min .. max], points\n", unit);
-    out += axis_summaries(r, shown);
+    out += axis_summaries(r, shown, count_without_value(r) > 0);
     std::vector<std::size_t> by_mean;
     for (auto i : shown)
       if (r.mean(i)) by_mean.push_back(i);

@@ -180,6 +180,26 @@ TEST(SweepRun, AFailingPointIsReportedAndTheOthersRun) {
   EXPECT_THAT(r.out, HasSubstr("point 1 (sgi=13): boom"));
 }
 
+// A point that runs but measures nothing (seed v2 loses every IPI to VP 64: BIT_ULL(64) wraps to VP 0)
+// is "ok" with an empty mean: the table says so above and lists it below, never leaving it out quietly.
+TEST(SweepRun, APointWithoutAMeasuredValueIsCountedAndListed) {
+  Lookup l;
+  TempDir tmp("ipilab-sweep-novalue");
+  const fs::path& dir = tmp.path();
+  write_file_atomically(dir / "v.toml", "[sweep]\nscenario = \"seed000-send-ipi-one\"\nvariant = \"mainline\"\n"
+                                        "iterations = 100\n[[axis]]\nname = \"target VP\"\nkey = \"vm.vp_index\"\n"
+                                        "values = [{ 1 = 1 }, { 1 = 64 }]\nlabels = [\"1\", \"64\"]\n"
+                                        "[[axis]]\nname = \"path\"\nkey = \"workload.send_ipi_one\"\nvalues = [\"seed-v2\"]\n");
+  const Outputs r = run_sweep((dir / "v.toml").string(), 1, l.get());
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_THAT(r.out, HasSubstr("2 ok (1 of them without a measured value: listed below), 0 failed"));
+  EXPECT_THAT(r.out, HasSubstr("1 point ran but measured no value of the main metric"));
+  EXPECT_THAT(r.out, HasSubstr("point 1 (target VP=64, path=seed-v2): 100 intended targets lost, 100 requests lost"));
+  const auto j = nlohmann::json::parse(r.json);
+  EXPECT_EQ(j["points"][1]["status"], "ok");
+  EXPECT_EQ(j["points"][1]["counters"]["lost"], 100);
+}
+
 TEST(SweepRun, StoppingKeepsTheFinishedPointsAndMarksTheRest) {
   Lookup l;
   std::atomic<bool> stop{false};
