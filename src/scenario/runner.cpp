@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include "topology/host_toml.h"
 #include "topology/presets.h"
 #include "topology/toml_read.h"
+#include "workload/counters.h"
 
 namespace ipilab::scenario {
 
@@ -99,7 +101,9 @@ bool parse_unit(std::string_view s, cost::Unit& u) {
 // [profile.override] entries: a table with `value` is one cost; any other table nests one more key
 // level, so both `override."its.sgir_process" = {...}` and `override.its.sgir_process = {...}`
 // work.
-void apply_overrides(cost::Profile& p, const toml::table& t, const std::string& file, const std::string& prefix) {
+// Each cost set is listed in `set` (key, place).
+void apply_overrides(cost::Profile& p, const toml::table& t, const std::string& file, const std::string& prefix,
+                     std::vector<std::pair<std::string, std::string>>& set) {
   for (const auto& [k, n] : t) {
     const std::string key = prefix.empty() ? std::string(k.str()) : fmt::format("{}.{}", prefix, k.str());
     const std::string path = fmt::format("profile.override.{}", key);
@@ -109,7 +113,7 @@ void apply_overrides(cost::Profile& p, const toml::table& t, const std::string& 
                        fmt::format("expected a table {{ value, unit, spread?, source? }}, got {}",
                                    toml_read::type_name(n)));
     if (!et->contains("value")) {
-      apply_overrides(p, *et, file, key);
+      apply_overrides(p, *et, file, key, set);
       continue;
     }
     TableReader r(*et, file, path);
@@ -128,6 +132,7 @@ void apply_overrides(cost::Profile& p, const toml::table& t, const std::string& 
     }
     r.finish();
     p.set(key, value, unit, spread, std::move(source), where);
+    set.emplace_back(key, where);
   }
 }
 
@@ -135,6 +140,7 @@ struct ProfileChoice {
   cost::Profile profile;
   std::string shown;
   std::string replaced = {};  ///< with --profile: the scenario's own profile file, as shown
+  std::vector<std::pair<std::string, std::string>> overrides = {};  ///< apply_overrides' list
 };
 
 ProfileChoice build_profile(const toml::table& doc, const std::string& file, const fs::path& dir,
@@ -149,13 +155,13 @@ ProfileChoice build_profile(const toml::table& doc, const std::string& file, con
   if (ov.profile) {  // --profile: the scenario's file is replaced, its overrides still apply
     ProfileChoice c{*ov.profile, ov.profile_shown};
     c.replaced = shown_path(path);
-    if (over) apply_overrides(c.profile, *over, file, "");
+    if (over) apply_overrides(c.profile, *over, file, "", c.overrides);
     return c;
   }
   auto it = cache.find(path.string());
   if (it == cache.end()) it = cache.emplace(path.string(), cost::Profile::load_file(path.string())).first;
   ProfileChoice c{it->second, shown_path(path)};
-  if (over) apply_overrides(c.profile, *over, file, "");
+  if (over) apply_overrides(c.profile, *over, file, "", c.overrides);
   return c;
 }
 
@@ -204,6 +210,21 @@ void check_params(const toml::table& t, const workload::WorkloadInfo& info, cons
   }
 }
 
+// A what-if override of a cost the variant never read changes nothing: say so (a user would
+// otherwise read "no change" as "this cost does not matter").
+void note_unread_overrides(const PreparedVariant& v, workload::RunResult& r) {
+  if (v.overrides.empty()) return;
+  std::set<std::string> read;
+  if (const auto it = r.provenance.find("costs"); it != r.provenance.end() && it->is_array())
+    for (const auto& c : *it)
+      if (c.contains("key") && c["key"].is_string()) read.insert(c["key"].get<std::string>());
+  for (const auto& [key, place] : v.overrides)
+    if (!read.count(key))
+      r.notes.push_back(fmt::format("{}: the override of {} changes nothing here: this variant never reads that cost "
+                                    "(its workload and mechanism price no step with it)",
+                                    place, key));
+}
+
 bool within(double actual, double expected, double tolerance) {
   return std::fabs(actual - expected) <= tolerance * std::fabs(expected) + 1e-12 * std::fabs(expected);
 }
@@ -248,6 +269,7 @@ PreparedScenario prepare(Scenario&& s, const RunOverrides& overrides, const Work
       pv.spec.profile = std::move(pc.profile);
       pv.profile_file = pc.shown;
       pv.profile_replaced = pc.replaced;
+      pv.overrides = std::move(pc.overrides);
       pv.profile_path = pv.spec.profile.file();
       toml::table params;
       if (toml::node* wn = v.doc.get("workload")) params = std::move(*wn->as_table());
@@ -305,14 +327,10 @@ std::optional<double> observed_value(const workload::RunResult& r, const Expecta
   }
   if (e.stat != "mean") return std::nullopt;
   if (auto it = r.counters.find(e.key); it != r.counters.end()) return static_cast<double>(it->second);
-  // A counter of a family (`hypercalls.<name>`) is only reported when non-zero: when the family is
-  // there (its total, or another member), an absent member counted nothing. Anything else is unknown.
-  const auto dot = e.key.find('.');
-  if (dot == std::string::npos || dot == 0) return std::nullopt;
-  const std::string family = e.key.substr(0, dot);
-  const std::string prefix = family + '.';
-  if (r.counters.count(family)) return 0.0;
-  if (auto it = r.counters.lower_bound(prefix); it != r.counters.end() && it->first.starts_with(prefix)) return 0.0;
+  // A counter of the catalog that the run does not report counted nothing: a run reports the
+  // counters its mechanism and workload register (a family member, `hypercalls.<name>`, only when
+  // non-zero), and the tables show any other as 0. Anything else is unknown.
+  if (workload::find_counter(e.key)) return 0.0;
   return std::nullopt;
 }
 
@@ -338,6 +356,7 @@ ScenarioResult run(const PreparedScenario& p, const ProgressFn& progress) {
       if (std::find(p.info->metrics.begin(), p.info->metrics.end(), m.name) == p.info->metrics.end())
         throw std::logic_error(fmt::format("workload '{}' reported metric '{}', which its WorkloadInfo::metrics does not declare",
                                            p.workload, m.name));
+    note_unread_overrides(v, vr.result);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (progress) progress(p.name, v.name, i, p.variants.size(), secs);
     out.variants.push_back(std::move(vr));

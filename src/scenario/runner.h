@@ -60,6 +60,8 @@ struct PreparedVariant : VariantHeading {
   std::unique_ptr<topology::Host> host;  ///< owned here; spec.host points at it
   workload::RunSpec spec;
   std::string profile_replaced;  ///< with RunOverrides::profile: the scenario's own profile file, as shown
+  /// The [profile.override] costs (key, file:line): run() notes each that the variant never read.
+  std::vector<std::pair<std::string, std::string>> overrides;
 };
 
 /// What a prepared scenario and its result both say about the run: the scenario's heading and the

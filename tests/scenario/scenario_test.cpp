@@ -199,6 +199,28 @@ profile.override.vm.exit_entry = { value = 100, unit = "cycles" }
   EXPECT_EQ(r.variants[0].result.provenance["costs"][0]["source"], "test value A");
 }
 
+// An override of a cost the variant never reads changes nothing; the run says so in a note that names
+// the override's place, and says nothing for an override that was read.
+TEST_F(ScenarioTest, Override_OfACostTheVariantNeverReads_IsNoted) {
+  ScenarioResult r = run_text(std::string(kBase) + R"(
+[[variant]]
+name = "read"
+profile.override."vm.exit_entry" = { value = 200, unit = "ns" }
+[[variant]]
+name = "unread"
+profile.override."hv.slow_input_map" = { value = 99999, unit = "ns" }
+)");
+  ASSERT_EQ(r.variants.size(), 2u);
+  EXPECT_TRUE(r.variants[0].result.notes.empty());
+  ASSERT_EQ(r.variants[1].result.notes.size(), 1u);
+  EXPECT_NE(r.variants[1].result.notes[0].find(
+                "profile.override.hv.slow_input_map.value: the override of hv.slow_input_map changes nothing here: "
+                "this variant never reads that cost"),
+            std::string::npos)
+      << r.variants[1].result.notes[0];
+  EXPECT_DOUBLE_EQ(r.variants[1].result.metrics[0].summary.mean, 600.0);
+}
+
 TEST_F(ScenarioTest, Prepare_OverridesFromCommandLine_SeedIterationsVariant) {
   RunOverrides ov;
   ov.seed = 7;
@@ -608,9 +630,9 @@ TEST_F(ScenarioTest, Check_Fail_ThrowsCheckFailedAfterOutput_OnlyWithFlag) {
   EXPECT_EQ(j["variants"][1]["check"][0]["actual"], 660.0);
 }
 
-// Family members (`hypercalls.<name>`) are reported only when non-zero: with the family present, an
-// absent member is 0 (a check on it can fail, exit 1); without any trace of the family it is unknown.
-TEST(ObservedValue, AbsentMemberOfAReportedFamilyIsZero_UnknownNamesAreNot) {
+// A counter of the catalog that a run does not report counted nothing (the tables show it as 0): a
+// check on it compares 0 (and can fail, exit 1); a name outside the catalog is unknown.
+TEST(ObservedValue, AbsentCatalogCounterIsZero_UnknownNamesAreNot) {
   workload::RunResult r;
   r.counters = {{"hypercalls", 50}, {"hypercalls.HvCallSendSyntheticClusterIpi", 50}, {"sends", 50}};
   Expectation e;
@@ -622,6 +644,10 @@ TEST(ObservedValue, AbsentMemberOfAReportedFamilyIsZero_UnknownNamesAreNot) {
   e.key = "hypercalls.HvCallSendSyntheticClusterIpiEx";
   EXPECT_EQ(observed_value(r, e), std::optional<double>(0.0));
   r.counters = {{"hypercalls", 0}, {"sends", 50}};  // the family total alone, zero
+  EXPECT_EQ(observed_value(r, e), std::optional<double>(0.0));
+  r.counters = {{"sends", 50}};  // no trace of the family: still a catalogued name, so 0
+  EXPECT_EQ(observed_value(r, e), std::optional<double>(0.0));
+  e.key = "icr_writes";  // a mechanism counter the run never registered (a Hyper-V send without fallback)
   EXPECT_EQ(observed_value(r, e), std::optional<double>(0.0));
   for (const char* unknown : {"hypercals.HvCallSendSyntheticClusterIpiEx", "sendz", "vmexits.cpuid", ".sends", "hypercalls_x"}) {
     e.key = unknown;
