@@ -85,7 +85,11 @@ struct ProfileSummary {
   std::string name, file;
   std::vector<std::string> fitted_values;  ///< its costs of class fitted
   std::size_t fitted = 0, predicted = 0, predicted_within = 0, missed = 0, missed_now_within = 0, not_modelled = 0;
-  bool validated() const noexcept { return predicted >= fitted_values.size() && predicted_within == predicted; }
+  /// At least as many predicted figures as fitted values, all within tolerance; a profile with no
+  /// fitted value and no figure validated nothing (false).
+  bool validated() const noexcept {
+    return !(fitted_values.empty() && predicted == 0) && predicted >= fitted_values.size() && predicted_within == predicted;
+  }
 };
 
 struct Validation {

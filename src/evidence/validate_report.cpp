@@ -46,6 +46,14 @@ std::string verdict(const ProfileSummary& p) {
   return "  validated: at least as many predicted figures as fitted values, all within tolerance\n";
 }
 
+// The verdict's name in the JSON: the text's verdict() in one word or two.
+const char* verdict_name(const ProfileSummary& p) {
+  if (p.fitted_values.empty() && p.predicted == 0) return "nothing to validate";
+  if (p.predicted_within < p.predicted) return "failed";
+  if (p.predicted < p.fitted_values.size()) return "not validated";
+  return p.missed ? "validated, with misses" : "validated";
+}
+
 }  // namespace
 
 std::string format_validation(const Validation& v) {
@@ -102,7 +110,10 @@ std::string format_validation(const Validation& v) {
     s += verdict(p);
   }
   s += fmt::format("\noverall: {} fitted values, {} figures fitted, {} predicted ({} within tolerance), {} missed, {} not modelled; {}\n", fv,
-                   ff, fp, fw, fm, nm, v.pass() ? "every prediction within its tolerance" : "PREDICTIONS OUTSIDE THEIR TOLERANCE");
+                   ff, fp, fw, fm, nm,
+                   !v.pass() ? "PREDICTIONS OUTSIDE THEIR TOLERANCE"
+                   : fm      ? fmt::format("every figure of kind predicted within its tolerance; {} known miss{} (kind missed, above)", fm, fm == 1 ? "" : "es")
+                             : std::string("every prediction within its tolerance"));
   if (fm)
     s += rf::wrap("", fmt::format("{} published figure{} the model computes without fitting miss{} {} tolerance{} (kind \"missed\", each "
                                   "with what decides it above): they do not fail this run and do not count as validating their "
@@ -129,7 +140,8 @@ ojson validation_json(const Validation& v) {
                         {"missed", p.missed},
                         {"missed_now_within", p.missed_now_within},
                         {"not_modelled", p.not_modelled},
-                        {"validated", p.validated()}});
+                        {"validated", p.validated()},
+                        {"verdict", verdict_name(p)}});
   ojson figs = ojson::array();
   for (const auto& r : v.figures) {
     const Figure& f = r.figure;

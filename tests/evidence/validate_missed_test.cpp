@@ -84,6 +84,34 @@ TEST(MissedFigure, NeverFailsTheRunButAPredictedMissDoes) {
   EXPECT_FALSE(v.pass());
 }
 
+// The overall line names the known misses beside "within tolerance"; the JSON's verdict says what the
+// text says, and a profile with nothing fitted and nothing predicted is not "validated".
+TEST(MissedFigure, HeadlineAndJsonVerdictNameTheMisses) {
+  Validation v;
+  v.file = "f.toml";
+  ProfileSummary p;
+  p.name = "p";
+  p.fitted_values = {"a.b"};
+  p.fitted = 1;
+  p.predicted = 1;
+  p.predicted_within = 1;
+  p.missed = 1;
+  v.profiles.push_back(p);
+  ProfileSummary empty;
+  empty.name = "example";
+  v.profiles.push_back(empty);
+  v.figures.push_back(row(FigureKind::Missed, false));
+  const std::string text = format_validation(v);
+  EXPECT_NE(text.find("every figure of kind predicted within its tolerance; 1 known miss (kind missed, above)"),
+            std::string::npos)
+      << text;
+  const auto j = validation_json(v);
+  EXPECT_EQ(j["profiles"][0]["validated"], true);
+  EXPECT_EQ(j["profiles"][0]["verdict"], "validated, with misses");
+  EXPECT_EQ(j["profiles"][1]["validated"], false);
+  EXPECT_EQ(j["profiles"][1]["verdict"], "nothing to validate");
+}
+
 TEST(MissedFigure, SaysWhenBackWithinTolerance) {
   Validation v;
   ProfileSummary p;
