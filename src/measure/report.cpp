@@ -305,8 +305,8 @@ std::vector<std::string> measurement_warnings(const MeasureReport& r) {
   if (!failed.empty()) w.push_back("no samples (the case failed): " + failed);
   if (!heavy_read.empty())
     w.push_back(fmt::format("timed per iteration, these carry one counter read ({:.0f} cycles) in every sample, more "
-                            "than --max-bias of their median: {}; subtract the counter-read median to compare them "
-                            "with batch-timed figures",
+                            "than --max-bias of their median: {}; subtract the counter-read row's median to compare "
+                            "them with batch-timed figures",
                             r.counter_read_cycles, heavy_read));
   if (!cut.empty())
     w.push_back("the time budget stopped rounds early (fewer iterations than planned; raise --budget): " + cut);
@@ -432,7 +432,8 @@ std::string to_table(const MeasureReport& r) {
     o += fmt::format("KVM guest, vCPUs on host PUs {}: {} interleaved rounds (after a pilot round), up to {} samples "
                      "per case and round; TSC {:.3f} GHz\n",
                      fmt::join(r.host_pus, ", "), r.rounds, k.samples_per_round, static_cast<double>(khz) / 1e6);
-    o += fmt::format("Counter read (LFENCE; RDTSC; LFENCE, a pair): {:.1f} cycles = {:.1f} ns — kept out of batch "
+    o += fmt::format("Counter read (LFENCE; RDTSC; LFENCE, a pair): {:.1f} cycles = {:.1f} ns, the pilot round's "
+                     "median, which sized the batches (the counter-read row: the measured rounds) — kept out of batch "
                      "samples, once in each per-iteration sample\n\n",
                      r.counter_read_cycles, ns(r.counter_read_cycles, khz));
     o += fmt::format("{:<34} {:>9} {:>10} {:>11} {:>11} {:>11} {:>23} {:>25}  {}\n", "case", "per pair", "iterations",
