@@ -126,15 +126,18 @@ void price_pv_hypercalls(SendPlan& p, Pricer& pr, const x86::X86Vm& xvm, const x
   }
 }
 
-// An xAPIC ICR write KVM handles: with APICv one APIC-write exit; without, the idle wait's ICR read,
-// the ICR2 and the ICR writes are MMIO exits. Returns the exits.
-std::uint64_t xapic_exit_steps(SendPlan& p, Lazy& exit, Lazy& mmio, Lazy& icr, bool apicv) {
-  for (int i = 0; i < (apicv ? 1 : 3); ++i) {
+// An xAPIC ICR write KVM handles: with APICv one APIC-write exit; without, each access is an MMIO
+// exit: the idle wait's ICR read, the ICR2 and the ICR writes (__default_send_IPI_dest_field), or
+// for a destination shorthand only the read and the ICR write (__default_send_IPI_shortcut: "No
+// need to touch the target chip field"). Returns the exits.
+std::uint64_t xapic_exit_steps(SendPlan& p, Lazy& exit, Lazy& mmio, Lazy& icr, bool apicv, bool shorthand) {
+  const int exits = apicv ? 1 : shorthand ? 2 : 3;
+  for (int i = 0; i < exits; ++i) {
     p.sender.push_back(exit.get());
     if (!apicv) p.sender.push_back(mmio.get());
   }
   p.sender.push_back(icr.get());
-  return apicv ? 1 : 3;
+  return static_cast<std::uint64_t>(exits);
 }
 
 // AVIC: a write whose target is not running ends in AVIC_INCOMPLETE_IPI (the core decides, per write).
@@ -225,7 +228,8 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
       p.sender.push_back(avic_write.get());
       ++by_avic;
     } else {
-      exits += xapic_exit_steps(p, icr_exit, xapic_mmio, xapic_icr, opt.xapic_apicv);
+      const bool shorthand = (w.icr & 0xC0000u) != 0;  // ICR[19:18], the destination shorthand
+      exits += xapic_exit_steps(p, icr_exit, xapic_mmio, xapic_icr, opt.xapic_apicv, shorthand);
     }
     for (const auto& t : o.targets) {
       if (!t.accepted) continue;
@@ -342,7 +346,7 @@ std::vector<std::pair<std::string, std::string>> X86NativeMechanism::settings() 
   if (options_.xapic) {
     s.emplace_back("APIC mode", fmt::format("xAPIC, Linux driver {}", x86::to_string(options_.xapic_driver)));
     if (!options_.avic)
-      s.emplace_back("xAPIC ICR write", options_.xapic_apicv ? "APIC-write exit (APICv)" : "MMIO exits: ICR read, ICR2, ICR");
+      s.emplace_back("xAPIC ICR write", options_.xapic_apicv ? "APIC-write exit (APICv)" : "MMIO exits: ICR read, ICR2, ICR (a shorthand: ICR read, ICR)");
   }
   return s;
 }

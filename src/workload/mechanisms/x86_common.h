@@ -45,7 +45,7 @@ struct X86SendOptions {
   /// `xapic_apicv` (APIC-register virtualisation) the ICR2 write and the idle wait's ICR read cause
   /// no exit and the ICR write is an APIC-write exit (vm.exit_entry + xapic.icr_write_exit); without
   /// it all three are MMIO exits (vm.exit_entry + xapic.mmio_exit each), the last also
-  /// xapic.icr_write_exit.
+  /// xapic.icr_write_exit; a destination shorthand writes no ICR2, so two.
   bool xapic = false;
   x86::XapicDriver xapic_driver = x86::XapicDriver::Physflat;
   bool xapic_apicv = true;
