@@ -115,13 +115,22 @@ std::string format_sensitivity(const Sensitivity& s, std::size_t top) {
     rf::Table t(head, {0, 1});
     for (std::size_t i = 0; i < v.swings.size() && i < top; ++i) {
       const Swing& w = v.swings[i];
-      std::vector<std::string> row{w.key, std::string(cost::class_name(w.cls)), fixed(w.low, f), fixed(w.high, f), fixed(w.swing, f),
-                                   fmt::format("{:.1f}%", w.share * 100)};
+      std::vector<std::string> row{w.key, std::string(cost::class_name(w.cls)), fixed(w.low, f), fixed(w.high, f),
+                                   fixed(w.swing, f) + (w.additive ? "" : " !"), fmt::format("{:.1f}%", w.share * 100)};
       if (fo) row.push_back(w.first_order ? fmt::format("{:.1f}%", *w.first_order * 100) : "—");
       t.add(std::move(row));
     }
     out += t.render("    ");
     if (v.swings.size() > top) out += fmt::format("    ... {} more with smaller swings (--json lists all)\n", v.swings.size() - top);
+    std::string odd;
+    for (std::size_t i = 0; i < v.swings.size() && i < top; ++i)
+      if (!v.swings[i].additive) odd += (odd.empty() ? "" : ", ") + v.swings[i].key;
+    if (!odd.empty())
+      out += rf::wrap("    !", fmt::format("{}: not additive over the range (the metric falls as the cost rises, or both ends "
+                                          "move it the same way): the run takes another path at one end (its counters "
+                                          "say which); the swing is real, its share is no share of variance",
+                                          odd),
+                      "      ");
     if (fo)
       out += fmt::format("    first-order indices add up to {:.0f}% (from the {} --uncertainty draws, each +-{:.0f}% or so; near 100% = "
                          "additive in its costs)\n",
@@ -196,7 +205,7 @@ void add_sensitivity_json(ojson& j, const Sensitivity& s) {
     for (const auto& w : v.swings) {
       ojson r = {{"key", w.key},   {"class", cost::class_name(w.cls)}, {"range_factors", ojson::array({w.range_lo, w.range_hi})},
                  {"low", w.low},   {"high", w.high},                   {"swing", w.swing},
-                 {"share", w.share}};
+                 {"share", w.share}, {"additive", w.additive}};
       if (w.first_order) r["first_order"] = *w.first_order;
       rows.push_back(std::move(r));
     }

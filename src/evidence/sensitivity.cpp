@@ -16,6 +16,17 @@ bool used_by(const workload::RunResult& r, const std::string& key) {
 
 }  // namespace
 
+bool additive_in(std::string_view unit, double point, double low, double high) {
+  if (!std::isfinite(point) || !std::isfinite(low) || !std::isfinite(high)) return true;
+  const double eps = 1e-3 * std::fabs(point);
+  const double dl = low - point, dh = high - point;
+  if ((dl > eps && dh > eps) || (dl < -eps && dh < -eps)) return false;  // both ends on one side
+  // A time (every main metric but a rate) grows with each of its parts; one that shrinks took another path.
+  static constexpr std::string_view kTimes[] = {"ps", "ns", "us", "µs", "ms", "s", "cycles"};
+  const bool time = std::find(std::begin(kTimes), std::end(kTimes), unit) != std::end(kTimes);
+  return !(time && high < low - eps);
+}
+
 Sensitivity summarise_swings(const scenario::PreparedScenario& p, const scenario::ScenarioResult& base,
                              const CostInventory& costs, const std::vector<std::vector<MetricMeans>>& runs,
                              const Propagation* draws) {
@@ -44,6 +55,7 @@ Sensitivity summarise_swings(const scenario::PreparedScenario& p, const scenario
       s.range_lo = prof.get(uc[k].key).range.lo;
       s.range_hi = prof.get(uc[k].key).range.hi;
       s.swing = std::isfinite(s.low) && std::isfinite(s.high) ? std::fabs(s.high - s.low) : 0.0;
+      s.additive = additive_in(vs.unit, vs.point, s.low, s.high);
       if (draws && vi < draws->variants.size() && draws->variants[vi].metrics[0].has_interval && draws->design.size() >= kMinDrawsForIndices) {
         std::vector<double> x;
         for (const auto& pt : draws->design) x.push_back(pt[k]);

@@ -31,7 +31,14 @@ struct Swing {
   double swing = 0;              ///< |high - low|
   double share = 0;              ///< additive share of variance
   std::optional<double> first_order;  ///< from --uncertainty's draws (kMinDrawsForIndices or more)
+  /// False when the metric is not additive in this cost over its range: a time that falls as the
+  /// cost rises, or both ends moving it the same way from the mean (a change of path: a target
+  /// caught on its way into HLT, a poll window missed). Its share is then no share of variance.
+  bool additive = true;
 };
+
+/// Swing::additive for a metric of unit `unit` at `point`, with the cost at its range's ends.
+bool additive_in(std::string_view unit, double point, double low, double high);
 
 struct VariantSensitivity {
   std::string variant, metric, unit;
