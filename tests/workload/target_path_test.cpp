@@ -88,6 +88,15 @@ TEST(TargetPaths, HostHaltPollingWindowTooSmallBlocks) {
   EXPECT_DOUBLE_EQ(sample(r), sample(target_path_run("mechanism = \"x2apic-physical\"", true)));
 }
 
+// KVM delivers an emulated xAPIC ICR write as an x2APIC one (kvm_apic_send_ipi -> __apic_accept_irq
+// -> kvm_vcpu_kick): a blocked target's thread is woken on the sender's pCPU either way. (xapic's own
+// exit keys are 0 here: with APICv its write is one APIC-write exit, vm.exit_entry.)
+TEST(TargetPaths, XapicBlockedTargetIsKickedToo) {
+  const RunResult r = target_path_run("mechanism = \"xapic\"", true);
+  EXPECT_DOUBLE_EQ(sample(r), kRead + kLoop + (5 + 400 + 100) + kKick + 3000 + kEntry + kLines);
+  only_path(r, TargetPath::HaltedBlocked);
+}
+
 // The kick follows the target's thread at each send: with a window that catches some halts and not
 // others (it grows and shrinks), the sender pays it exactly for the deliveries that found the thread
 // asleep. PV send-IPI's per-destination kick follows the same rule.

@@ -234,6 +234,7 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
     for (const auto& t : o.targets) {
       if (!t.accepted) continue;
       p.sender.push_back(avic ? avic_bell.get() : icr_dest.get());
+      if (!avic) push_kick(p, kick, opt.kick, t.vcpu);  // __apic_accept_irq -> kvm_vcpu_kick, as for x2APIC
       out.add(t.vcpu, was_asked(t.vcpu));
       got[t.vcpu] = true;
     }
