@@ -274,6 +274,7 @@ ssize_t stdout_write(void*, const char* buf, size_t n) {
 class StdoutBuf : public std::streambuf {
  protected:
   std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (n <= 0) return 0;  // an empty string_view may carry a null data(): fwrite's pointer must not be null
     return static_cast<std::streamsize>(std::fwrite(s, 1, static_cast<std::size_t>(n), stdout));
   }
   int_type overflow(int_type c) override {
