@@ -264,6 +264,12 @@ std::string table_heading(const SweepRun& r) {
   return out;
 }
 
+// Point i ran but has no value of the main metric (every measured iteration lost its IPI, or the
+// window held none).
+bool ran_without_value(const SweepRun& r, std::size_t i) {
+  return r.results[i].status == PointResult::Status::Ok && !r.mean(i);
+}
+
 // Per axis value, the spread of the points' means.
 // (Points that ran without a measured value are counted beside them, never averaged in silently.)
 std::string axis_summaries(const SweepRun& r, const std::vector<std::size_t>& shown, bool any_without_value) {
@@ -282,7 +288,7 @@ std::string axis_summaries(const SweepRun& r, const std::vector<std::size_t>& sh
           lo = std::min(lo, *m);
           hi = std::max(hi, *m);
           ++n;
-        } else if (r.results[i].status == PointResult::Status::Ok) {
+        } else if (ran_without_value(r, i)) {
           ++none;
         }
       }
@@ -295,24 +301,22 @@ std::string axis_summaries(const SweepRun& r, const std::vector<std::size_t>& sh
   return out;
 }
 
-// The points that ran but have no value of the main metric (every measured iteration lost its IPI,
-// or the window held none), the first ten with their lost counters.
 std::size_t count_without_value(const SweepRun& r) {
   std::size_t n = 0;
   for (std::size_t i = 0; i < r.points.size(); ++i)
-    if (r.results[i].status == PointResult::Status::Ok && !r.mean(i)) ++n;
+    if (ran_without_value(r, i)) ++n;
   return n;
 }
 
-std::string without_value(const SweepRun& r) {
-  const std::size_t total = count_without_value(r);
+// The `total` points that ran without a value, the first ten with their lost counters.
+std::string without_value(const SweepRun& r, std::size_t total) {
   if (total == 0) return {};
   std::string out = fmt::format(
       "\n  {} point{} ran but measured no value of the main metric (no mean, no change; left out of every mean above):\n",
       total, total == 1 ? "" : "s");
   std::size_t listed = 0;
   for (std::size_t i = 0; i < r.points.size() && listed < 10; ++i) {
-    if (r.results[i].status != PointResult::Status::Ok || r.mean(i)) continue;
+    if (!ran_without_value(r, i)) continue;
     ++listed;
     const auto& c = r.results[i].counters;
     const auto lost = c.find("lost");
@@ -328,7 +332,7 @@ std::string without_value(const SweepRun& r) {
 }
 
 // Failed points (the first ten), points without a value and skipped ones (by reason) below the table.
-std::string failures_and_skips(const SweepRun& r, std::size_t failed) {
+std::string failures_and_skips(const SweepRun& r, std::size_t failed, std::size_t without) {
   std::string out;
   std::size_t listed = 0;
   for (std::size_t i = 0; i < r.points.size(); ++i) {
@@ -340,7 +344,7 @@ std::string failures_and_skips(const SweepRun& r, std::size_t failed) {
     }
     out += fmt::format("    point {} ({}): {}\n", r.points[i].index, r.points[i].label, r.results[i].error);
   }
-  out += without_value(r);
+  out += without_value(r, without);
   std::map<std::string, std::size_t> reasons;
   std::vector<std::string> order;
   for (std::size_t i = 0; i < r.points.size(); ++i) {
@@ -426,7 +430,7 @@ std::string format_table(const SweepRun& r, const TableOptions& opt) {
     // Summary: per axis value, the spread of the points' means; then the extremes.
     out += fmt::format("  {} points ran: a summary (every point: --csv FILE or --json FILE)\n", shown.size());
     if (!unit.empty()) out += fmt::format("  main metric {}; per axis value: mean of the points' means [min .. max], points\n", unit);
-    out += axis_summaries(r, shown, count_without_value(r) > 0);
+    out += axis_summaries(r, shown, without > 0);
     std::vector<std::size_t> by_mean;
     for (auto i : shown)
       if (r.mean(i)) by_mean.push_back(i);
@@ -442,7 +446,7 @@ std::string format_table(const SweepRun& r, const TableOptions& opt) {
     }
   }
 
-  out += failures_and_skips(r, failed);
+  out += failures_and_skips(r, failed, without);
   if (notrun) out += fmt::format("\n  {} points did not run (interrupted): the outputs hold the points that finished\n", notrun);
   return out;
 }

@@ -256,6 +256,10 @@ class Core {
   /// `g`'s vCPU thread sleeps in kvm_vcpu_block at `t`: in HLT past KVM's halt-polling window (or
   /// with no window), not preempted (a preempted thread is runnable, not asleep).
   bool thread_blocked(const Agent& g, Ps t) const;
+  /// Sender step `s` happens at `t`: it is unconditional, or its target's thread is asleep.
+  bool taken(const PlanStep& s, Ps t) const {
+    return s.if_blocked < 0 || thread_blocked(agents_[static_cast<std::size_t>(s.if_blocked)], t);
+  }
   /// exit_run_'s mark for a sender step skipped (PlanStep::if_blocked): no duration is negative.
   static constexpr Ps kSkipped{-1};
   /// The VM has preempted vCPUs: the mechanism must model them; their path's counter, PV TLB flush.

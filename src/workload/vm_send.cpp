@@ -138,8 +138,7 @@ Ps Core::send_steps(Agent& g, Ps t, const std::shared_ptr<const SendPlan>& plan,
         const PlanStep& s = p.sender[e];
         // A step that needs the target's thread asleep (a kick) is skipped, drawing nothing, when it
         // is not; kSkipped marks it for the observer.
-        const Ps d = s.if_blocked < 0 || thread_blocked(agents_[static_cast<std::size_t>(s.if_blocked)], t) ? s.sample(rng_)
-                                                                                                     : kSkipped;
+        const Ps d = taken(s, t) ? s.sample(rng_) : kSkipped;
         exit_run_.push_back(d);
         if (d != kSkipped) {
           sum += d;
@@ -166,7 +165,7 @@ Ps Core::send_steps(Agent& g, Ps t, const std::shared_ptr<const SendPlan>& plan,
       continue;
     }
     const PlanStep& s = p.sender[k];
-    if (s.if_blocked < 0 || thread_blocked(agents_[static_cast<std::size_t>(s.if_blocked)], t)) {
+    if (taken(s, t)) {
       const Ps d = s.sample(rng_);
       t += d;
       bd_.add(s.id, d);

@@ -228,7 +228,7 @@ void price_x86_send(SendPlan& p, Pricer& pr, const topology::Host& host, const t
       p.sender.push_back(avic_write.get());
       ++by_avic;
     } else {
-      const bool shorthand = (w.icr & 0xC0000u) != 0;  // ICR[19:18], the destination shorthand
+      const bool shorthand = (w.icr & x86::icr_bits::kShortMask) != 0;
       exits += xapic_exit_steps(p, icr_exit, xapic_mmio, xapic_icr, opt.xapic_apicv, shorthand);
     }
     for (const auto& t : o.targets) {
