@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/timeline_options.h"
+#include "evidence/published_figures.h"
 #include "evidence/run_extension.h"
 #include "scenario/command.h"
 #include "sweep/exec.h"
@@ -128,12 +129,13 @@ void add_run_command(CLI::App& root) {
     if (it_opt->count()) o.iterations = *iterations;
     o.breakdown = !*no_breakdown;
     o.progress = *progress || ::isatty(2) == 1;
+    o.extensions.push_back(std::make_shared<evidence::PublishedFiguresExtension>());
     if (unc_opt->count() || analysis->sensitivity) {
       evidence::AnalysisOptions a = *analysis;
       if (unc_opt->count()) a.draws = *draws;
       if (a.jobs == 0) a.jobs = sweep::available_cpus();
       a.progress = o.progress;
-      o.extension = std::make_shared<evidence::AnalysisExtension>(a);
+      o.extensions.push_back(std::make_shared<evidence::AnalysisExtension>(a));
     }
     scenario::run_command(o, std::cout, std::cerr, [](std::string_view name, std::string_view place) -> const workload::WorkloadInfo& {
       return workload::find_workload(name, place);

@@ -42,6 +42,45 @@ std::string shipped_figures_file() { return (data_dir() / "validation" / "figure
 
 namespace {
 
+// The figure's metric in one variant of the run (checked: the variant runs the figure's profile,
+// reports the metric, in the figure's unit unless the figure is relative).
+double observed_in(const Figure& f, const std::string& variant, const scenario::PreparedScenario& p, const scenario::ScenarioResult& res) {
+  std::size_t vi = 0;
+  while (vi < res.variants.size() && res.variants[vi].name != variant) ++vi;
+  if (vi == res.variants.size())
+    throw InputError(f.place + ".variant", fmt::format("figure {}: scenario {} ran no variant '{}'", f.id, p.name, variant));
+  const auto& vr = res.variants[vi];
+  if (p.variants[vi].spec.profile.name() != f.profile)
+    throw InputError(f.place + ".profile", fmt::format("figure {} says profile '{}', but variant '{}' of {} runs profile '{}'", f.id, f.profile,
+                                                       variant, p.name, p.variants[vi].spec.profile.name()));
+  const auto m = std::find_if(vr.result.metrics.begin(), vr.result.metrics.end(), [&](const workload::Metric& x) { return x.name == f.metric; });
+  if (m == vr.result.metrics.end())
+    throw InputError(f.place + ".metric", fmt::format("variant '{}' of {} reports no metric '{}'", variant, p.name, f.metric));
+  if (f.relative_to.empty() && m->unit != f.unit)
+    throw InputError(f.place + ".unit", fmt::format("'{}': the metric {} is in {}; give the published figure in {}", f.unit, f.metric, m->unit, m->unit));
+  scenario::Expectation e;
+  e.key = f.metric;
+  e.stat = f.stat;
+  const auto got = scenario::observed_value(vr.result, e);
+  if (!got) throw InputError(f.place + ".stat", fmt::format("'{}' is not a statistic of metric {}", f.stat, f.metric));
+  return *got;
+}
+
+}  // namespace
+
+FigureResult evaluate_figure(const Figure& f, const scenario::PreparedScenario& p, const scenario::ScenarioResult& r) {
+  FigureResult row;
+  row.figure = f;
+  row.model = f.relative_to.empty() ? observed_in(f, f.variant, p, r)
+                                    : relative_change_percent(observed_in(f, f.variant, p, r), observed_in(f, f.relative_to, p, r));
+  if (!f.relative_to.empty()) row.error = row.model - f.value;
+  else row.error = f.value != 0 ? (row.model - f.value) / f.value : 0.0;
+  if (has_tolerance(f.kind)) row.within = within_tolerance(f, row.model);
+  return row;
+}
+
+namespace {
+
 Figure read_figure(const toml::table& t, const std::string& file, std::size_t i) {
   TableReader r(t, file, fmt::format("figure[{}]", i));
   Figure f;
@@ -167,41 +206,14 @@ void run_scenario(const std::string& name, std::vector<FigureResult*>& rows, con
     const scenario::PreparedScenario pp = scenario::prepare(scenario::load_scenario(path), pov, lookup);
     prop = propagate(pp, scenario::run(pp), PropagateOptions{opt.draws, opt.jobs, 0});
   }
-  // The figure's metric in one variant (checked: the variant runs the figure's profile, reports the
-  // metric, in the figure's unit unless the figure is relative).
-  auto observed = [&](const Figure& f, const std::string& variant) {
-    std::size_t vi = 0;
-    while (vi < res.variants.size() && res.variants[vi].name != variant) ++vi;
-    const auto& vr = res.variants[vi];
-    if (p.variants[vi].spec.profile.name() != f.profile)
-      throw InputError(f.place + ".profile", fmt::format("figure {} says profile '{}', but variant '{}' of {} runs profile '{}'", f.id, f.profile,
-                                                         variant, name, p.variants[vi].spec.profile.name()));
-    const auto m = std::find_if(vr.result.metrics.begin(), vr.result.metrics.end(), [&](const workload::Metric& x) { return x.name == f.metric; });
-    if (m == vr.result.metrics.end())
-      throw InputError(f.place + ".metric", fmt::format("variant '{}' of {} reports no metric '{}'", variant, name, f.metric));
-    if (f.relative_to.empty() && m->unit != f.unit)
-      throw InputError(f.place + ".unit", fmt::format("'{}': the metric {} is in {}; give the published figure in {}", f.unit, f.metric, m->unit, m->unit));
-    scenario::Expectation e;
-    e.key = f.metric;
-    e.stat = f.stat;
-    const auto got = scenario::observed_value(vr.result, e);
-    if (!got) throw InputError(f.place + ".stat", fmt::format("'{}' is not a statistic of metric {}", f.stat, f.metric));
-    return *got;
-  };
   for (FigureResult* row : rows) {
     const Figure& f = row->figure;
-    const double got = f.relative_to.empty() ? observed(f, f.variant) : relative_change_percent(observed(f, f.variant), observed(f, f.relative_to));
-    row->model = got;
-    if (!f.relative_to.empty()) row->error = got - f.value;
-    else row->error = f.value != 0 ? (got - f.value) / f.value : 0.0;
-    if (has_tolerance(f.kind)) {
-      row->within = within_tolerance(f, got);
-      if (prop && f.stat == "mean" && f.relative_to.empty())
-        for (const auto& pv : prop->variants)
-          if (pv.variant == f.variant)
-            for (const auto& mi : pv.metrics)
-              if (mi.name == f.metric && mi.has_interval) row->interval = mi.interval;
-    }
+    *row = evaluate_figure(f, p, res);
+    if (prop && has_tolerance(f.kind) && f.stat == "mean" && f.relative_to.empty())
+      for (const auto& pv : prop->variants)
+        if (pv.variant == f.variant)
+          for (const auto& mi : pv.metrics)
+            if (mi.name == f.metric && mi.has_interval) row->interval = mi.interval;
   }
 }
 

@@ -81,6 +81,13 @@ struct FigureResult {
   std::optional<Interval> interval;  ///< predicted, with draws
 };
 
+/// Figure `f` held against a run of its scenario (`p` prepared, `r` its results): the model's value
+/// (the metric's statistic in f.variant; a relative figure's change in % from f.relative_to), its
+/// error and, for a figure with a tolerance, whether it lies within (no interval). InputError naming
+/// the figure's place: a variant that did not run or runs another profile, a metric it does not
+/// report or in another unit, a statistic the metric lacks.
+FigureResult evaluate_figure(const Figure& f, const scenario::PreparedScenario& p, const scenario::ScenarioResult& r);
+
 struct ProfileSummary {
   std::string name, file;
   std::vector<std::string> fitted_values;  ///< its costs of class fitted

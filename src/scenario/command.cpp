@@ -18,15 +18,24 @@ namespace fs = std::filesystem;
 namespace {
 
 // The JSON of every result, with the extension's additions.
-nlohmann::ordered_json results_json(const std::vector<ScenarioResult>& results, const RunExtension* ext) {
+nlohmann::ordered_json results_json(const std::vector<ScenarioResult>& results, const std::vector<std::shared_ptr<RunExtension>>& exts) {
   nlohmann::ordered_json j = to_json(results);
-  if (!ext) return j;
-  if (results.size() == 1) {
-    ext->json(j, 0);
-  } else {
-    for (std::size_t i = 0; i < results.size(); ++i) ext->json(j["scenarios"][i], i);
+  for (const auto& ext : exts) {
+    if (results.size() == 1) {
+      ext->json(j, 0);
+    } else {
+      for (std::size_t i = 0; i < results.size(); ++i) ext->json(j["scenarios"][i], i);
+    }
   }
   return j;
+}
+
+// The first extension that draws --plot, or the CDFs.
+std::vector<fs::path> draw_plots(const std::vector<ScenarioResult>& results, const CommandOptions& opts, output::OutputSet& outs) {
+  std::vector<fs::path> plots;
+  for (const auto& ext : opts.extensions)
+    if (ext->plots(results, opts.plot, outs, plots)) return plots;
+  return render_plots(results, opts.plot, outs);
 }
 
 }  // namespace
@@ -79,22 +88,21 @@ void run_command(const CommandOptions& opts, std::ostream& out, std::ostream& er
     };
   std::vector<ScenarioResult> results;
   for (const auto& p : prepared) results.push_back(run(p, progress));
-  if (opts.extension)
-    for (std::size_t i = 0; i < prepared.size(); ++i) opts.extension->analyse(prepared[i], results[i], i, err);
+  for (const auto& ext : opts.extensions)
+    for (std::size_t i = 0; i < prepared.size(); ++i) ext->analyse(prepared[i], results[i], i, err);
 
   // 4. Output: every file written to its temporary file first (plots, JSON, timeline), renamed
   // together only when all were written; then stdout.
   output::OutputSet files_out;
   std::vector<fs::path> plots;
-  if (!opts.plot.empty() && !(opts.extension && opts.extension->plots(results, opts.plot, files_out, plots)))
-    plots = render_plots(results, opts.plot, files_out);
+  if (!opts.plot.empty()) plots = draw_plots(results, opts, files_out);
   if (!opts.json.empty() && opts.json != "-")
-    files_out.write(opts.json, "--json", results_json(results, opts.extension.get()).dump(2) + "\n");
+    files_out.write(opts.json, "--json", results_json(results, opts.extensions).dump(2) + "\n");
   const std::string timeline_note = timeline.write(files_out);
   files_out.commit_all();
   err << timeline_note << std::flush;
   if (opts.json == "-") {
-    out << results_json(results, opts.extension.get()).dump(2) << "\n";
+    out << results_json(results, opts.extensions).dump(2) << "\n";
   } else {
     TextOptions topt;
     topt.breakdown = opts.breakdown;
@@ -102,7 +110,7 @@ void run_command(const CommandOptions& opts, std::ostream& out, std::ostream& er
     for (std::size_t i = 0; i < results.size(); ++i) {
       if (i) out << "\n";
       out << format_text(results[i], topt);
-      if (opts.extension) out << opts.extension->text(i, opts.details);
+      for (const auto& ext : opts.extensions) out << ext->text(i, opts.details);
     }
     if (!opts.json.empty()) out << fmt::format("\nJSON written to {}\n", opts.json);
     for (const auto& p : plots) out << fmt::format("plot written to {}\n", p.string());

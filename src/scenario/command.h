@@ -61,7 +61,9 @@ struct CommandOptions {
   bool details = false;                    ///< --details / -v: the per-variant sections too
   bool progress = false;                   ///< one line per variant on `err`, with wall time
   TimelineOptions timeline{};              ///< --perfetto / --events / --timeline-limit (scenario/timeline.h)
-  std::shared_ptr<RunExtension> extension{};  ///< --uncertainty / --sensitivity (none: nothing added)
+  /// Run in order after each scenario: their texts follow its report in this order, each adds to its
+  /// JSON, and the first whose plots() returns true draws --plot (none: the CDFs).
+  std::vector<std::shared_ptr<RunExtension>> extensions{};
 };
 
 /// Runs `ipilab run` (see the file comment). `lookup` finds workloads by name.
