@@ -2,8 +2,9 @@
 // with those costs moved: the machinery --uncertainty, --sensitivity and calibrate share.
 //
 // Uncertain costs: the union, over the variants, of the costs each variant's run used (its
-// provenance) whose range (cost/profile.h CostRange) is not fixed, sorted by key. A variant's
-// scenario override is its setting and stays fixed in that variant.
+// provenance) whose range (cost/profile.h CostRange) is not fixed, and the latency classes with a
+// stated range of the host of each variant whose run reads the host's matrix (host.latency.*,
+// below), sorted by key. A variant's scenario override is its setting and stays fixed in that variant.
 //
 // A point of the design gives every uncertain cost a position u in [0, 1) of its range; in each
 // variant that cost's mean becomes mean * (lo + u * (hi - lo)) with that variant's own range, the
@@ -19,11 +20,14 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cost/profile.h"
 #include "scenario/runner.h"
+#include "topology/host.h"
 
 namespace ipilab::evidence {
 
@@ -75,6 +79,22 @@ std::vector<std::vector<MetricMeans>> run_points(const scenario::PreparedScenari
 /// result[point][variant]. For calibration (calibrate.h).
 std::vector<std::vector<MetricMeans>> run_scaled(const scenario::PreparedScenario& p, const std::vector<std::string>& keys,
                                                  const std::vector<std::vector<double>>& factors, const RunOptions& opt);
+
+/// A host's uncertain latency class (topology/host.h LatencyRange) is drawn as a cost keyed
+/// "host.latency.<class key>" ("host.latency.cross_socket_ns"), class estimate, its range the
+/// factors lo/ns .. hi/ns; a draw sets every matrix entry of that class of a copy of the variant's
+/// host. A variant whose host has no range for it runs it unchanged.
+std::string host_latency_key(topology::LatencyClass c);
+/// The range of `key` in `host`'s latency, or nullptr (not a host latency key, or no such range).
+const topology::LatencyRange* host_latency_range(const topology::Host* host, std::string_view key);
+cost::CostRange latency_cost_range(const topology::LatencyRange& r);
+/// Whether a run rests on its host's latency matrix: its provenance names the matrix's source (the
+/// whole-VM core and replay do; a workload that never reads the matrix does not, and its host's
+/// latency ranges are then no input of it).
+bool reads_host_latency(const workload::RunResult& r);
+/// The range variant `v` gives uncertain cost `key` (a host latency key or a profile cost), or
+/// nullopt when the variant has no such cost or holds it fixed.
+std::optional<cost::CostRange> variant_range(const scenario::PreparedVariant& v, const std::string& key);
 
 /// The metric means of a finished run.
 MetricMeans means_of(const workload::RunResult& r);

@@ -1,5 +1,6 @@
 #include "evidence/report.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -28,6 +29,12 @@ std::string range_text(const UncertainCost& c) {
   return fmt::format("{} [{} - {}] {}", rf::format_fixed(c.value, f), rf::format_fixed(lo, f), rf::format_fixed(hi, f), c.unit);
 }
 
+// Beyond rounding: a point a hair outside its interval (draws identical to it) is not flagged.
+bool outside(double point, const Interval& i) {
+  const double slack = 1e-9 * std::max({1.0, std::fabs(i.lo), std::fabs(i.hi)});
+  return point < i.lo - slack || point > i.hi + slack;
+}
+
 std::string metric_table(const Propagation& u, std::size_t mi) {
   const auto& first = u.variants[0].metrics[mi];
   std::vector<double> vals;
@@ -40,6 +47,7 @@ std::string metric_table(const Propagation& u, std::size_t mi) {
     if (d.metric == first.name) dvals.insert(dvals.end(), {d.point, d.interval.lo, d.interval.hi});
   const rf::NumberFormat df = rf::column_format(dvals);
   rf::Table t({"variant", fmt::format("{} ({}) [90 %]", first.name, first.unit), "vs first [90 %]", "change", ""}, {0, 4});
+  bool starred = false;
   for (std::size_t vi = 0; vi < u.variants.size(); ++vi) {
     const MetricInterval* m = nullptr;
     for (const auto& x : u.variants[vi].metrics)
@@ -62,10 +70,24 @@ std::string metric_table(const Propagation& u, std::size_t mi) {
         // depend on what differs between them), which is no change rather than an uncertain one.
         const bool none = d.point == 0 && d.interval.lo == 0 && d.interval.hi == 0;
         row[4] = none ? "no change in any draw" : d.interval.spans_zero() ? "the change may not matter here" : "";
+        if (outside(d.point, d.interval) || outside(d.point_pct, d.interval_pct)) {
+          row[4] += row[4].empty() ? "*" : " *";
+          starred = true;
+        }
       }
+    if (m->has_interval && outside(m->point, m->interval)) {
+      row[4] += row[4].empty() ? "*" : " *";
+      starred = true;
+    }
     t.add(std::move(row));
   }
-  return "\n" + t.render("  ");
+  std::string out = "\n" + t.render("  ");
+  if (starred)
+    out += rf::wrap("  *", "the point value (every cost at its written value) lies outside the 90 % interval of the draws: a "
+                           "range not centred on its value (an asymmetric one, or a term that is not linear in its cost) moves "
+                           "the draws' distribution away from the point; read the interval, not the point, as the spread",
+                    "    ");
+  return out;
 }
 
 }  // namespace
@@ -84,7 +106,14 @@ std::string format_uncertainty(const Propagation& u, bool details) {
   s += fmt::format("  {} cost{} used, {} of them estimates; {} of the {} ranges are their class's default (not stated in the profile){}\n",
                    u.costs.used.size(), u.costs.used.size() == 1 ? "" : "s", u.costs.estimates(), u.costs.defaults(),
                    u.costs.uncertain.size(), details ? "" : "; --details lists each cost");
-  s += "  held fixed: the host's latency matrix (cross-socket lines and hops, the host preset's), scenario overrides, the seed\n";
+  std::size_t drawn_latency = 0;
+  for (const auto& c : u.costs.uncertain)
+    if (c.key.starts_with("host.latency.")) ++drawn_latency;
+  s += drawn_latency ? fmt::format("  drawn from the host file: {} latency class{} with a stated range (host.latency.*); held fixed: the "
+                                   "host's other latencies, scenario overrides, the seed\n",
+                                   drawn_latency, drawn_latency == 1 ? "" : "es")
+                     : "  held fixed: the host's latency matrix (cross-socket lines and hops; its file states no range), scenario "
+                       "overrides, the seed\n";
   if (u.costs.uncertain.empty()) s += "  no cost of this run has a range: every interval is the point value\n";
   if (!u.variants.empty())
     for (std::size_t mi = 0; mi < u.variants[0].metrics.size(); ++mi) s += metric_table(u, mi);

@@ -40,11 +40,13 @@ Sensitivity summarise_swings(const scenario::PreparedScenario& p, const scenario
     vs.metric = metrics[0].name;
     vs.unit = metrics[0].unit;
     vs.point = metrics[0].summary.count > 0 ? metrics[0].summary.mean : std::nan("");
-    const cost::Profile& prof = p.variants[vi].spec.profile;
     std::vector<double> swings;
     vs.draws = draws ? draws->draws : 0;
     for (std::size_t k = 0; k < uc.size(); ++k) {
-      if (!prof.has(uc[k].key) || prof.get(uc[k].key).range.fixed() || !used_by(base.variants[vi].result, uc[k].key)) continue;
+      const std::optional<cost::CostRange> range = variant_range(p.variants[vi], uc[k].key);
+      // A host latency class is in no cost provenance: it is used wherever the run reads the matrix.
+      const auto& res = base.variants[vi].result;
+      if (!range || !(uc[k].key.starts_with("host.latency.") ? reads_host_latency(res) : used_by(res, uc[k].key))) continue;
       const auto lo = runs[2 * k][vi].find(vs.metric), hi = runs[2 * k + 1][vi].find(vs.metric);
       if (lo == runs[2 * k][vi].end() || hi == runs[2 * k + 1][vi].end()) continue;
       Swing s;
@@ -52,8 +54,8 @@ Sensitivity summarise_swings(const scenario::PreparedScenario& p, const scenario
       s.cls = uc[k].cls;
       s.low = lo->second;
       s.high = hi->second;
-      s.range_lo = prof.get(uc[k].key).range.lo;
-      s.range_hi = prof.get(uc[k].key).range.hi;
+      s.range_lo = range->lo;
+      s.range_hi = range->hi;
       s.swing = std::isfinite(s.low) && std::isfinite(s.high) ? std::fabs(s.high - s.low) : 0.0;
       s.additive = additive_in(vs.unit, vs.point, s.low, s.high);
       if (draws && vi < draws->variants.size() && draws->variants[vi].metrics[0].has_interval && draws->design.size() >= kMinDrawsForIndices) {

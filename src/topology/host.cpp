@@ -207,4 +207,26 @@ std::vector<int> Host::its_on_node(int node) const {
 
 std::string Host::format_cpu_list(const std::vector<int>& ids) { return format_cpu_ranges(ids); }
 
+std::string_view latency_class_key(LatencyClass c) {
+  switch (c) {
+    case LatencyClass::SameNode: return "same_node_ns";
+    case LatencyClass::SameSocket: return "same_socket_ns";
+    case LatencyClass::CrossSocket: return "cross_socket_ns";
+  }
+  return "?";
+}
+
+LatencyClass Host::latency_class(int from_node, int to_node) const {
+  if (from_node == to_node) return LatencyClass::SameNode;
+  return node_socket(from_node) == node_socket(to_node) ? LatencyClass::SameSocket : LatencyClass::CrossSocket;
+}
+
+void Host::set_class_latency(LatencyClass c, double ns) {
+  for (int a = 0; a < nodes; ++a)
+    for (int b = 0; b < nodes; ++b)
+      if (latency_class(a, b) == c) latency.node_ns[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = ns;
+  for (auto& r : latency.ranges)
+    if (r.cls == c) r.ns = ns;
+}
+
 }  // namespace ipilab::topology

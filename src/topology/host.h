@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -71,6 +72,21 @@ struct PairLatency {
   friend bool operator==(const PairLatency&, const PairLatency&) = default;
 };
 
+/// The classes of a latency matrix written by class ([host.latency] same_node_ns, same_socket_ns,
+/// cross_socket_ns): the diagonal, two nodes of one socket, two sockets.
+enum class LatencyClass { SameNode, SameSocket, CrossSocket };
+/// "same_node_ns", "same_socket_ns", "cross_socket_ns" (the host file's key).
+std::string_view latency_class_key(LatencyClass c);
+
+/// An uncertain class value ([host.latency] cross_socket_range_ns = [lo, hi]): the value written
+/// for the class and the range it may lie in, ns. `ipilab run --uncertainty` draws it as it draws a
+/// cost (evidence/draws.h); runs without draws use `ns`.
+struct LatencyRange {
+  LatencyClass cls = LatencyClass::SameNode;
+  double ns = 0, lo = 0, hi = 0;
+  friend bool operator==(const LatencyRange&, const LatencyRange&) = default;
+};
+
 struct Latency {
   /// [from node][to node], ns, one-way cache-line transfer; nodes x nodes.
   std::vector<std::vector<double>> node_ns;
@@ -79,6 +95,10 @@ struct Latency {
   std::vector<PairLatency> pairs;
   /// Where the numbers come from (measurement, paper, assumption).
   std::string source;
+  /// With the class form only: the class values with a range, in class order, and why the ranges
+  /// are what they are (required with any range).
+  std::vector<LatencyRange> ranges;
+  std::string range_reason;
   friend bool operator==(const Latency&, const Latency&) = default;
 };
 
@@ -133,6 +153,11 @@ class Host {
 
   /// Extra latency of one posted message from NUMA node a to node b (see the file comment), ns.
   double hop_ns(int from_node, int to_node) const;
+  /// The class of the matrix entry [from node][to node].
+  LatencyClass latency_class(int from_node, int to_node) const;
+  /// Every matrix entry of class `c` set to `ns` (a draw of latency.ranges; a host written by
+  /// class only, whose entries of one class are equal). SMT and CPU-pair overrides stay.
+  void set_class_latency(LatencyClass c, double ns);
 
   /// True when the host has an Arm GIC ([[host.its]] or [host.gic]).
   bool has_gic() const noexcept { return !its.empty() || gic_common_lpi_aff.has_value(); }

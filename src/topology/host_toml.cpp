@@ -1,6 +1,7 @@
 #include "topology/host_toml.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 
 #include <fmt/format.h>
@@ -74,6 +75,33 @@ std::vector<double> number_row(const toml::node& n, std::string_view file, const
   return row;
 }
 
+// [host.latency] same_node_range_ns / same_socket_range_ns / cross_socket_range_ns = [lo, hi]: the
+// range each class value may lie in (class form only: a matrix's entries of one class may differ),
+// with range_reason.
+void parse_latency_ranges(TableReader& r, Latency& lat, const std::array<std::optional<double>, 3>& values) {
+  static constexpr std::array<LatencyClass, 3> kClasses = {LatencyClass::SameNode, LatencyClass::SameSocket, LatencyClass::CrossSocket};
+  for (std::size_t i = 0; i < kClasses.size(); ++i) {
+    const std::string value_key(latency_class_key(kClasses[i]));
+    const std::string key = value_key.substr(0, value_key.size() - 3) + "_range_ns";
+    const toml::node* n = r.node(key);
+    if (!n) continue;
+    if (!lat.node_ns.empty() && !values[i] && r.node("matrix_ns"))
+      r.fail(key, "a range is for a class value (same_node_ns, ...): with matrix_ns the entries of one class may differ");
+    if (!values[i]) r.fail(key, fmt::format("a range without its value: give {} too", value_key));
+    const std::vector<double> lohi = number_row(*n, r.file(), r.key_path(key));
+    if (lohi.size() != 2) r.fail(key, fmt::format("expected [low, high] in ns, got {} numbers", lohi.size()));
+    if (!(lohi[0] <= *values[i] && *values[i] <= lohi[1]))
+      r.fail(key, fmt::format("[{}, {}] does not contain {} = {}", lohi[0], lohi[1], value_key, *values[i]));
+    lat.ranges.push_back(LatencyRange{kClasses[i], *values[i], lohi[0], lohi[1]});
+  }
+  if (auto reason = r.opt_string("range_reason")) {
+    if (lat.ranges.empty()) r.fail("range_reason", "given without any *_range_ns");
+    lat.range_reason = *reason;
+  } else if (!lat.ranges.empty()) {
+    r.fail("range_reason", "missing: say where the latency ranges come from");
+  }
+}
+
 Latency parse_latency(TableReader& r, const std::vector<Cpu>& cpus, int sockets, int nodes,
                       const std::vector<int>& node_socket) {
   Latency lat;
@@ -116,6 +144,7 @@ Latency parse_latency(TableReader& r, const std::vector<Cpu>& cpus, int sockets,
         lat.node_ns[ua][ub] = a == b ? *same_node : node_socket[ua] == node_socket[ub] ? *same_socket : *cross_socket;
       }
   }
+  parse_latency_ranges(r, lat, {same_node, same_socket, cross_socket});
   if (const toml::array* pairs = r.opt_array("pairs")) {
     for (std::size_t i = 0; i < pairs->size(); ++i) {
       const std::string k = fmt::format("{}[{}]", r.key_path("pairs"), i);
@@ -235,6 +264,28 @@ Host load_host_file(const std::string& path) {
   return parse_host(*h, path, "host");
 }
 
+namespace {
+
+// The class form of a latency written by class with ranges (a matrix cannot carry them).
+std::string class_latency_toml(const Host& h) {
+  std::string o;
+  for (LatencyClass c : {LatencyClass::SameNode, LatencyClass::SameSocket, LatencyClass::CrossSocket}) {
+    std::optional<double> v;
+    for (int a = 0; a < h.nodes && !v; ++a)
+      for (int b = 0; b < h.nodes && !v; ++b)
+        if (h.latency_class(a, b) == c) v = h.node_latency_ns(a, b);
+    if (v) o += fmt::format("{} = {}\n", latency_class_key(c), *v);
+  }
+  for (const LatencyRange& r : h.latency.ranges) {
+    const std::string key(latency_class_key(r.cls));
+    o += fmt::format("{}_range_ns = [{}, {}]\n", key.substr(0, key.size() - 3), r.lo, r.hi);
+  }
+  o += fmt::format("range_reason = {}\n", toml_read::quoted(h.latency.range_reason));
+  return o;
+}
+
+}  // namespace
+
 std::string to_toml(const Host& h) {
   std::string o = "[host]\n";
   o += fmt::format("name = {}\n", toml_read::quoted(h.name));
@@ -248,9 +299,13 @@ std::string to_toml(const Host& h) {
   o += "]\n\n[host.latency]\n";
   o += fmt::format("source = {}\n", toml_read::quoted(h.latency.source));
   if (h.latency.smt_ns) o += fmt::format("smt_ns = {}\n", *h.latency.smt_ns);
-  o += "# one-way cache-line transfer, ns; row = from NUMA node, column = to NUMA node\nmatrix_ns = [\n";
-  for (const auto& row : h.latency.node_ns) o += fmt::format("  [{}],\n", fmt::join(row, ", "));
-  o += "]\n";
+  if (h.latency.ranges.empty()) {
+    o += "# one-way cache-line transfer, ns; row = from NUMA node, column = to NUMA node\nmatrix_ns = [\n";
+    for (const auto& row : h.latency.node_ns) o += fmt::format("  [{}],\n", fmt::join(row, ", "));
+    o += "]\n";
+  } else {
+    o += class_latency_toml(h);
+  }
   if (!h.latency.pairs.empty()) {
     o += "pairs = [\n";
     for (const PairLatency& p : h.latency.pairs) o += fmt::format("  {{ from = {}, to = {}, ns = {} }},\n", p.from, p.to, p.ns);
@@ -288,6 +343,11 @@ nlohmann::json to_json(const Host& h) {
   if (h.latency.smt_ns) lat["smt_ns"] = *h.latency.smt_ns;
   lat["pairs"] = nlohmann::json::array();
   for (const PairLatency& p : h.latency.pairs) lat["pairs"].push_back({{"from", p.from}, {"to", p.to}, {"ns", p.ns}});
+  if (!h.latency.ranges.empty()) {
+    for (const LatencyRange& r : h.latency.ranges)
+      lat["ranges"].push_back({{"class", latency_class_key(r.cls)}, {"ns", r.ns}, {"range_ns", {r.lo, r.hi}}});
+    lat["range_reason"] = h.latency.range_reason;
+  }
   auto& its = j["its"] = nlohmann::json::array();
   for (std::size_t i = 0; i < h.its.size(); ++i)
     its.push_back({{"index", i},
@@ -337,7 +397,10 @@ std::string summary(const Host& h) {
   }
   if (h.latency.smt_ns) o += fmt::format("  SMT siblings: {} ns\n", *h.latency.smt_ns);
   if (!h.latency.pairs.empty()) o += fmt::format("  {} measured CPU-pair override(s)\n", h.latency.pairs.size());
+  for (const LatencyRange& r : h.latency.ranges)
+    o += fmt::format("  {} = {} ns, uncertain over [{} - {}] ns (drawn by ipilab run --uncertainty)\n", latency_class_key(r.cls), r.ns, r.lo, r.hi);
   o += fmt::format("  latency source: {}\n", h.latency.source);
+  if (!h.latency.ranges.empty()) o += fmt::format("  latency ranges: {}\n", h.latency.range_reason);
   if (!h.source.empty()) o += fmt::format("  layout source: {}\n", h.source);
   return o;
 }

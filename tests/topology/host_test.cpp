@@ -112,6 +112,40 @@ TEST(HostToml, ToTomlRoundTrips) {
   EXPECT_EQ(load_host_text(to_toml(a), "roundtrip.toml"), a);
 }
 
+// Latency class ranges: read with their reason, drawn by --uncertainty through set_class_latency.
+TEST(HostToml, LatencyRanges_AreReadAndMoveTheirClassOnly) {
+  Host h = load_preset("kunpeng920-2s");
+  ASSERT_EQ(h.latency.ranges.size(), 2u);
+  EXPECT_EQ(h.latency.ranges[0].cls, LatencyClass::SameNode);
+  EXPECT_EQ(h.latency.ranges[1].cls, LatencyClass::CrossSocket);
+  EXPECT_DOUBLE_EQ(h.latency.ranges[1].ns, 150.0);
+  EXPECT_DOUBLE_EQ(h.latency.ranges[1].lo, 138.6);
+  EXPECT_DOUBLE_EQ(h.latency.ranges[1].hi, 230.0);
+  EXPECT_FALSE(h.latency.range_reason.empty());
+  EXPECT_EQ(to_json(h)["latency"]["ranges"][1]["class"], "cross_socket_ns");
+  h.set_class_latency(LatencyClass::CrossSocket, 230.0);
+  EXPECT_DOUBLE_EQ(h.node_latency_ns(0, 1), 230.0);
+  EXPECT_DOUBLE_EQ(h.node_latency_ns(1, 0), 230.0);
+  EXPECT_DOUBLE_EQ(h.node_latency_ns(0, 0), 50.0);
+  EXPECT_DOUBLE_EQ(h.hop_ns(0, 1), 90.0);  // (230 - 50) / 2
+  EXPECT_DOUBLE_EQ(h.latency.ranges[1].ns, 230.0);
+}
+
+TEST(HostTomlErrors, LatencyRanges_RefusedWhereTheyCannotMeanAnything) {
+  const std::string head = "[host]\n[host.layout]\nsockets = 2\ncores_per_node = 2\n[host.latency]\nsource = \"t\"\n";
+  auto err = [&](const std::string& body) { return input_error([&] { load_host_text(head + body, "r.toml"); }); };
+  EXPECT_THAT(err("same_node_ns = 50\ncross_socket_ns = 150\ncross_socket_range_ns = [160, 230]\nrange_reason = \"x\"\n"),
+              ::testing::HasSubstr("host.latency.cross_socket_range_ns: [160, 230] does not contain cross_socket_ns = 150"));
+  EXPECT_THAT(err("same_node_ns = 50\ncross_socket_ns = 150\ncross_socket_range_ns = [100, 230]\n"),
+              ::testing::HasSubstr("host.latency.range_reason: missing"));
+  EXPECT_THAT(err("same_node_ns = 50\ncross_socket_ns = 150\nrange_reason = \"x\"\n"),
+              ::testing::HasSubstr("host.latency.range_reason: given without any *_range_ns"));
+  EXPECT_THAT(err("same_node_ns = 50\ncross_socket_ns = 150\ncross_socket_range_ns = [100]\nrange_reason = \"x\"\n"),
+              ::testing::HasSubstr("expected [low, high] in ns, got 1 numbers"));
+  EXPECT_THAT(err("matrix_ns = [[50, 150], [150, 50]]\ncross_socket_range_ns = [100, 230]\nrange_reason = \"x\"\n"),
+              ::testing::HasSubstr("with matrix_ns the entries of one class may differ"));
+}
+
 TEST(HostToml, Json_HasCpusMatrixAndIts) {
   const auto j = to_json(load_preset("kunpeng920-2s"));
   EXPECT_EQ(j["cpus"].size(), 64u);
