@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include "evidence/propagate.h"
+#include "evidence/report.h"
 #include "scenario/catalog.h"
 #include "workload/workload.h"
 
@@ -49,6 +51,25 @@ TEST(HostLatencyDraw, CrossSocketMovesOnlyTheRemoteItsVariant) {
     EXPECT_DOUBLE_EQ(runs[0][vi].at("ipi_round_trip"), mean(base.variants[vi].result)) << p.variants[vi].name;
   // The prepared host itself is untouched: the draw moved a copy.
   EXPECT_DOUBLE_EQ(p.variants[0].spec.host->node_latency_ns(0, 1), 150.0);
+}
+
+// The written 150 ns sits near the low end of [138.6, 230]: the draws of the remote-ITS
+// difference lie below -100 (more negative) except near the point, and the report says the
+// point is outside its interval instead of printing it as if it were central.
+TEST(HostLatencyDraw, ReportSaysWhatIsDrawnAndFlagsAPointOutsideItsInterval) {
+  const auto p = seed003();
+  const Propagation u = propagate(p, scenario::run(p), PropagateOptions{32, 2, 2000});
+  const std::string text = format_uncertainty(u, false);
+  EXPECT_NE(text.find("drawn from the host file: 2 latency classes with a stated range"), std::string::npos) << text;
+  EXPECT_NE(text.find("lies outside the 90 % interval of the draws"), std::string::npos) << text;
+  bool found = false;
+  for (const auto& d : u.differences)
+    if (d.metric == "ipi_round_trip" && d.variant == "pre-seed, VM on socket 1") {
+      found = true;
+      EXPECT_LT(d.interval.lo, -150.0);  // the draws reach (230 - 30) = 200 ns more for the remote ITS
+      EXPECT_LT(d.interval.hi, -78.6);   // never less than 138.6 - 60 ns
+    }
+  EXPECT_TRUE(found);
 }
 
 }  // namespace
