@@ -250,6 +250,9 @@ std::string table_heading(const SweepRun& r) {
   std::string axes;
   for (const auto& a : s.axes) axes += fmt::format("{}{} ({})", axes.empty() ? "" : " x ", a.name, a.values.size());
   out += fmt::format("  {:<10} {} = {} points\n", "axes", axes, r.points.size());
+  // Each axis's unit, so that a column of bare numbers says what it counts.
+  for (const auto& a : s.axes)
+    if (!a.unit.empty()) out += fmt::format("  {:<10} {}: {}\n", "", a.name, a.unit);
   out += fmt::format("  {:<10} {} iterations per point after {} warm-up; {}\n", "run", r.iterations, r.warmup,
                      s.per_point_seeds ? fmt::format("seeds derived per point from {}", r.seed)
                                        : fmt::format("seed {} for every point", r.seed));
