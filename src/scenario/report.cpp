@@ -255,6 +255,19 @@ std::string format_text(const ScenarioResult& r, const TextOptions& opt) {
   for (const auto& v : r.variants)
     if (main_metric(v).summary.count == 0) empty += (empty.empty() ? "" : ", ") + v.name;
   if (!empty.empty()) out += report::wrap("  — no samples:", empty + fmt::format(" (no {} figure; not a 0)", main0.name), "    ");
+  // A spread of exactly zero is the model's, not the machine's: say so rather than let p50 = p99
+  // read as a measured property of the path.
+  std::string flat;
+  for (const auto& v : r.variants) {
+    const auto& m = main_metric(v).summary;
+    if (m.count > 1 && m.min == m.max) flat += (flat.empty() ? "" : ", ") + v.name;
+  }
+  if (!flat.empty())
+    out += report::wrap("  — no spread:", flat + fmt::format(": every sample of {} is the same; each step of this path is priced as a "
+                                                             "constant (no cost on it has a distribution), so its p50 = p99 "
+                                                             "is the model's, not a machine's run-to-run spread",
+                                                             main0.name),
+                        "    ");
   // Every note, once: a note several variants share names them all.
   std::vector<std::pair<std::string, std::string>> notes;  // (note, variants)
   for (const auto& v : r.variants)
