@@ -101,30 +101,39 @@ class Area {
 /// resources whose wait histograms together are larger than the cache, so recording a wait is
 /// usually a cache miss; a batch of independent updates lets the processor overlap those misses
 /// instead of stalling on each one in turn.
+/// Waits of 0 (an idle server: most requests of a lightly loaded run) are only counted and reach the
+/// histogram as one record_n when it is read. The histogram keeps no moments (Moments::Skipped), so
+/// what it holds (counters, count, sum, extremes) does not depend on the order of its values.
 class WaitLog {
  public:
   static constexpr std::size_t kBatch = 16;
   explicit WaitLog(std::int64_t resolution_ps) : res_(resolution_ps > 0 ? resolution_ps : 1) {}
   /// One wait in ps (>= 0), binned at the resolution (rounded to the nearest bin).
   void record(std::int64_t wait_ps) {
+    if (wait_ps == 0) {
+      ++zeros_;
+      return;
+    }
     buf_[n_++] = wait_ps;
     if (n_ == kBatch) flush();
   }
-  std::uint64_t count() const noexcept { return hist_.count() + n_; }
+  std::uint64_t count() const noexcept { return hist_.count() + n_ + zeros_; }
   /// The waits so far, in units of the resolution.
   Histogram histogram() const {
     Histogram h = hist_;
     for (std::size_t i = 0; i < n_; ++i) h.record(bin(buf_[i]));
+    h.record_n(0, zeros_);
     return h;
   }
-  /// The p-th percentile in ps (see Histogram::percentile), without copying when nothing is buffered.
+  /// The p-th percentile in ps (see Histogram::percentile), without copying when nothing is pending.
   double percentile_ps(double q) const {
-    return (n_ ? histogram().percentile(q) : hist_.percentile(q)) * static_cast<double>(res_);
+    return (n_ || zeros_ ? histogram().percentile(q) : hist_.percentile(q)) * static_cast<double>(res_);
   }
   std::int64_t resolution() const noexcept { return res_; }
   void reset() noexcept {
     hist_.reset();
     n_ = 0;
+    zeros_ = 0;
   }
 
  private:
@@ -140,6 +149,7 @@ class WaitLog {
   }
   std::int64_t res_;
   std::size_t n_ = 0;
+  std::uint64_t zeros_ = 0;  // waits of 0 not yet in hist_
   std::int64_t buf_[kBatch];
   Histogram hist_{Moments::Skipped};  // only its percentiles are read
 };
