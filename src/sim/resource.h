@@ -120,14 +120,13 @@ class WaitLog {
   std::uint64_t count() const noexcept { return hist_.count() + n_ + zeros_; }
   /// The waits so far, in units of the resolution.
   Histogram histogram() const {
-    Histogram h = hist_;
-    for (std::size_t i = 0; i < n_; ++i) h.record(bin(buf_[i]));
-    h.record_n(0, zeros_);
-    return h;
+    settle();
+    return hist_;
   }
-  /// The p-th percentile in ps (see Histogram::percentile), without copying when nothing is pending.
+  /// The p-th percentile in ps (see Histogram::percentile), without copying the histogram.
   double percentile_ps(double q) const {
-    return (n_ || zeros_ ? histogram().percentile(q) : hist_.percentile(q)) * static_cast<double>(res_);
+    settle();
+    return hist_.percentile(q) * static_cast<double>(res_);
   }
   std::int64_t resolution() const noexcept { return res_; }
   void reset() noexcept {
@@ -138,7 +137,15 @@ class WaitLog {
 
  private:
   std::int64_t bin(std::int64_t w) const noexcept { return (w + res_ / 2) / res_; }
-  void flush() {
+  /// The pending waits into the histogram (a reader's call: it changes no figure, only where the
+  /// waits are kept, hence const; a report reads thousands of resources, and a copy per read was a
+  /// heap allocation each).
+  void settle() const {
+    if (n_) flush();
+    hist_.record_n(0, zeros_);
+    zeros_ = 0;
+  }
+  void flush() const {
     // The core's resolution (1 ns) divides by a constant (a multiply, not a 64-bit idiv per wait).
     if (res_ == 1000)
       for (std::size_t i = 0; i < n_; ++i) buf_[i] = (buf_[i] + 500) / 1000;
@@ -147,11 +154,12 @@ class WaitLog {
     hist_.record_batch(buf_, n_);
     n_ = 0;
   }
+  // Mutable: settle() moves pending waits into hist_ from a const reader (see there).
   std::int64_t res_;
-  std::size_t n_ = 0;
-  std::uint64_t zeros_ = 0;  // waits of 0 not yet in hist_
-  std::int64_t buf_[kBatch];
-  Histogram hist_{Moments::Skipped};  // only its percentiles are read
+  mutable std::size_t n_ = 0;
+  mutable std::uint64_t zeros_ = 0;  // waits of 0 not yet in hist_
+  mutable std::int64_t buf_[kBatch];
+  mutable Histogram hist_{Moments::Skipped};  // only its percentiles are read
 };
 
 class Resource {
