@@ -298,18 +298,6 @@ void Core::path_continue(std::uint32_t slot) {
   sim_.at(t, [this, slot](sim::Simulator&) { land(slot); });
 }
 
-void Core::notify_entry(unsigned sender, std::uint32_t serial, Ps entry) {
-  Agent& s = agents_[sender];
-  if (s.serial == serial) s.last_entry = std::max(s.last_entry, entry);
-}
-
-void Core::notify_ack(unsigned sender, std::uint32_t serial, Ps visible) {
-  Agent& s = agents_[sender];
-  if (s.serial != serial || s.pending_acks == 0) return;
-  s.ack_max = std::max(s.ack_max, visible);
-  if (--s.pending_acks == 0 && s.phase == Phase::Waiting) schedule_step(s, std::max(s.ack_max, s.send_end));
-}
-
 
 void Core::observe_step(unsigned cpu, const sim::Resource* r, Ps asked, Ps start, Ps end, sim::Breakdown::StepId id) {
   const std::string_view label = bd_.name(id);
