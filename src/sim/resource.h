@@ -101,35 +101,51 @@ class Area {
 /// resources whose wait histograms together are larger than the cache, so recording a wait is
 /// usually a cache miss; a batch of independent updates lets the processor overlap those misses
 /// instead of stalling on each one in turn.
+/// Waits of 0 (an idle server: most requests of a lightly loaded run) are only counted and reach the
+/// histogram as one record_n when it is read. The histogram keeps no moments (Moments::Skipped), so
+/// what it holds (counters, count, sum, extremes) does not depend on the order of its values.
 class WaitLog {
  public:
   static constexpr std::size_t kBatch = 16;
   explicit WaitLog(std::int64_t resolution_ps) : res_(resolution_ps > 0 ? resolution_ps : 1) {}
   /// One wait in ps (>= 0), binned at the resolution (rounded to the nearest bin).
   void record(std::int64_t wait_ps) {
+    if (wait_ps == 0) {
+      ++zeros_;
+      return;
+    }
     buf_[n_++] = wait_ps;
     if (n_ == kBatch) flush();
   }
-  std::uint64_t count() const noexcept { return hist_.count() + n_; }
+  std::uint64_t count() const noexcept { return hist_.count() + n_ + zeros_; }
   /// The waits so far, in units of the resolution.
   Histogram histogram() const {
-    Histogram h = hist_;
-    for (std::size_t i = 0; i < n_; ++i) h.record(bin(buf_[i]));
-    return h;
+    settle();
+    return hist_;
   }
-  /// The p-th percentile in ps (see Histogram::percentile), without copying when nothing is buffered.
+  /// The p-th percentile in ps (see Histogram::percentile), without copying the histogram.
   double percentile_ps(double q) const {
-    return (n_ ? histogram().percentile(q) : hist_.percentile(q)) * static_cast<double>(res_);
+    settle();
+    return hist_.percentile(q) * static_cast<double>(res_);
   }
   std::int64_t resolution() const noexcept { return res_; }
   void reset() noexcept {
     hist_.reset();
     n_ = 0;
+    zeros_ = 0;
   }
 
  private:
   std::int64_t bin(std::int64_t w) const noexcept { return (w + res_ / 2) / res_; }
-  void flush() {
+  /// The pending waits into the histogram (a reader's call: it changes no figure, only where the
+  /// waits are kept, hence const; a report reads thousands of resources, and a copy per read was a
+  /// heap allocation each).
+  void settle() const {
+    if (n_) flush();
+    hist_.record_n(0, zeros_);
+    zeros_ = 0;
+  }
+  void flush() const {
     // The core's resolution (1 ns) divides by a constant (a multiply, not a 64-bit idiv per wait).
     if (res_ == 1000)
       for (std::size_t i = 0; i < n_; ++i) buf_[i] = (buf_[i] + 500) / 1000;
@@ -138,10 +154,12 @@ class WaitLog {
     hist_.record_batch(buf_, n_);
     n_ = 0;
   }
+  // Mutable: settle() moves pending waits into hist_ from a const reader (see there).
   std::int64_t res_;
-  std::size_t n_ = 0;
-  std::int64_t buf_[kBatch];
-  Histogram hist_{Moments::Skipped};  // only its percentiles are read
+  mutable std::size_t n_ = 0;
+  mutable std::uint64_t zeros_ = 0;  // waits of 0 not yet in hist_
+  mutable std::int64_t buf_[kBatch];
+  mutable Histogram hist_{Moments::Skipped};  // only its percentiles are read
 };
 
 class Resource {

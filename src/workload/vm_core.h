@@ -9,7 +9,8 @@
 //   vm_run.cpp        run_vm, the Core's set-up, the run and its report, the measured window, marks
 //   vm_program.cpp    the program: scheduling a vCPU's next step, its ops from start to finish
 //   vm_send.cpp       sends: plans (cached), the send hook's steps, IPIs launched, their path (ITS
-//                     ports), their landing; acks and handler entries seen by the sender
+//                     ports), their landing (the acks and handler entries the sender sees,
+//                     notify_ack and notify_entry, are inline at the end of this header)
 //   vm_csd_queue.cpp  the call_single_queue: llist_add of a CSD or wake entry, CSDs withdrawn
 //                     behind a lost IPI, the queue run (llist_del_all) by a handler or the idle loop
 //   vm_interrupt.cpp  interrupts: arrival and merging, taking one, the handler's end
@@ -240,8 +241,9 @@ class Core {
   const std::shared_ptr<const SendPlan>& plan_for(unsigned sender, std::span<const unsigned> targets, Addressing a,
                                            std::uint32_t vector);
   void withdraw(Agent& target, unsigned sender, std::uint32_t serial, Ps now, const std::string& reason);
-  void notify_entry(unsigned sender, std::uint32_t serial, Ps entry);
-  void notify_ack(unsigned sender, std::uint32_t serial, Ps visible);
+  // Inline (below): a queue run calls both once per CSD it serves.
+  inline void notify_entry(unsigned sender, std::uint32_t serial, Ps entry);
+  inline void notify_ack(unsigned sender, std::uint32_t serial, Ps visible);
   void handler_done(Agent& g, Ps end, Ps start_for_steal);
   void go_idle(Agent& g, Ps t);
   /// HLT at once: vcpu.halt_exit on its pCPU, interrupts off until it ends, in HLT from its end.
@@ -393,6 +395,18 @@ inline Ps Core::run_steps(const std::vector<PlanStep>& steps, Ps t, std::uint32_
     bd_.add(s.id, d);
   }
   return t;
+}
+
+inline void Core::notify_entry(unsigned sender, std::uint32_t serial, Ps entry) {
+  Agent& s = agents_[sender];
+  if (s.serial == serial) s.last_entry = std::max(s.last_entry, entry);
+}
+
+inline void Core::notify_ack(unsigned sender, std::uint32_t serial, Ps visible) {
+  Agent& s = agents_[sender];
+  if (s.serial != serial || s.pending_acks == 0) return;
+  s.ack_max = std::max(s.ack_max, visible);
+  if (--s.pending_acks == 0 && s.phase == Phase::Waiting) schedule_step(s, std::max(s.ack_max, s.send_end));
 }
 
 }  // namespace ipilab::workload::vm_core

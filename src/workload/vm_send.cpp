@@ -5,14 +5,20 @@ namespace ipilab::workload::vm_core {
 
 const std::shared_ptr<const SendPlan>& Core::plan_for(unsigned sender, std::span<const unsigned> targets, Addressing a,
                                                std::uint32_t vector) {
+  // The sender's last plan first (a unicast loop asks for the same one every time), compared with
+  // its key in place (no key built), then the cache.
+  Agent& g = agents_[sender];
+  if (g.last_plan && g.last_plan_gen == plan_gen_) {
+    const std::vector<std::uint32_t>& k = g.last_plan_key;
+    if (k.size() == targets.size() + 3 && k[0] == sender && k[1] == vector && k[2] == static_cast<std::uint32_t>(a) &&
+        std::equal(targets.begin(), targets.end(), k.begin() + 3))
+      return *g.last_plan;
+  }
   key_.clear();
   key_.push_back(sender);
   key_.push_back(vector);
   key_.push_back(static_cast<std::uint32_t>(a));
   for (unsigned t : targets) key_.push_back(t);
-  // The sender's last plan first (a unicast loop asks for the same one every time), then the cache.
-  Agent& g = agents_[sender];
-  if (g.last_plan && g.last_plan_gen == plan_gen_ && g.last_plan_key == key_) return *g.last_plan;
   auto it = plans_.find(key_);
   if (it != plans_.end()) return remember_plan(g, it->second);
   // Bounded memory (plans are pure, so forgetting them changes no result): at most 8192 plans and
@@ -290,18 +296,6 @@ void Core::path_continue(std::uint32_t slot) {
   }
   f.plan.reset();
   sim_.at(t, [this, slot](sim::Simulator&) { land(slot); });
-}
-
-void Core::notify_entry(unsigned sender, std::uint32_t serial, Ps entry) {
-  Agent& s = agents_[sender];
-  if (s.serial == serial) s.last_entry = std::max(s.last_entry, entry);
-}
-
-void Core::notify_ack(unsigned sender, std::uint32_t serial, Ps visible) {
-  Agent& s = agents_[sender];
-  if (s.serial != serial || s.pending_acks == 0) return;
-  s.ack_max = std::max(s.ack_max, visible);
-  if (--s.pending_acks == 0 && s.phase == Phase::Waiting) schedule_step(s, std::max(s.ack_max, s.send_end));
 }
 
 
