@@ -24,8 +24,10 @@ std::size_t CostInventory::defaults() const {
 
 std::string host_latency_key(topology::LatencyClass c) { return "host.latency." + std::string(topology::latency_class_key(c)); }
 
+bool is_host_latency_key(std::string_view key) { return key.starts_with("host.latency."); }
+
 const topology::LatencyRange* host_latency_range(const topology::Host* host, std::string_view key) {
-  if (!host || !key.starts_with("host.latency.")) return nullptr;
+  if (!host || !is_host_latency_key(key)) return nullptr;
   for (const auto& r : host->latency.ranges)
     if (host_latency_key(r.cls) == key) return &r;
   return nullptr;

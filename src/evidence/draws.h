@@ -85,6 +85,8 @@ std::vector<std::vector<MetricMeans>> run_scaled(const scenario::PreparedScenari
 /// factors lo/ns .. hi/ns; a draw sets every matrix entry of that class of a copy of the variant's
 /// host. A variant whose host has no range for it runs it unchanged.
 std::string host_latency_key(topology::LatencyClass c);
+/// Whether `key` names a host latency class (host.latency.*), not a profile cost.
+bool is_host_latency_key(std::string_view key);
 /// The range of `key` in `host`'s latency, or nullptr (not a host latency key, or no such range).
 const topology::LatencyRange* host_latency_range(const topology::Host* host, std::string_view key);
 cost::CostRange latency_cost_range(const topology::LatencyRange& r);

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "common/file.h"
+#include "evidence/report.h"
 #include "scenario/report.h"
 #include "scenario/report_format.h"
 
@@ -29,11 +30,6 @@ const scenario::PreparedVariant* variant_of(const scenario::PreparedScenario& p,
   for (const auto& v : p.variants)
     if (v.name == name) return &v;
   return nullptr;
-}
-
-std::string number(double v) {
-  const double vals[] = {v};
-  return rf::format_fixed(v, rf::column_format(vals));
 }
 
 std::string metric_of(const Figure& f) { return f.stat == "mean" ? f.metric : fmt::format("{} {}", f.metric, f.stat); }
@@ -87,7 +83,7 @@ std::string format_scenario_figures(const ScenarioFigures& s, const std::string&
                                 "of {} (run that one, or `ipilab validate`)",
                                 s.copy_figures, s.copy_figures == 1 ? "" : "s", file_shown),
                     "    ");
-  if (s.held.empty() && !s.other_profile && !s.not_run) return {};
+  if (s.none()) return {};
   std::string out = fmt::format("\n  published figures of this scenario ({}; `ipilab validate` runs them all):\n", file_shown);
   std::size_t predicted = 0;
   if (!s.held.empty()) {
@@ -100,7 +96,7 @@ std::string format_scenario_figures(const ScenarioFigures& s, const std::string&
         t.add({f.id, fmt::format("{} vs {}", f.variant, f.relative_to), metric_of(f), fmt::format("{:+.2f} %", f.value), fmt::format("{:+.2f} %", r.model),
                fmt::format("{:+.2f} pt", r.error), tol ? fmt::format("±{:g} pt", f.tolerance) : "", verdict(r)});
       else
-        t.add({f.id, f.variant, metric_of(f), fmt::format("{} {}", number(f.value), f.unit), number(r.model), fmt::format("{:+.1f}%", r.error * 100),
+        t.add({f.id, f.variant, metric_of(f), fmt::format("{} {}", format_figure_value(f.value), f.unit), format_figure_value(r.model), fmt::format("{:+.1f}%", r.error * 100),
                tol ? rf::format_tolerance(f.tolerance) : "", verdict(r)});
     }
     out += t.render("  ");
@@ -123,7 +119,7 @@ std::string format_scenario_figures(const ScenarioFigures& s, const std::string&
 }
 
 void add_scenario_figures_json(ojson& scenario, const ScenarioFigures& s, const std::string& file_shown) {
-  if (s.held.empty() && !s.other_profile && !s.not_run && !s.copy) return;
+  if (s.none()) return;
   ojson figs = ojson::array();
   for (const auto& r : s.held) {
     const Figure& f = r.figure;

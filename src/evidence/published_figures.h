@@ -30,6 +30,8 @@ struct ScenarioFigures {
   std::size_t not_run = 0;          ///< figures left out: their variant was not selected
   bool copy = false;                ///< the scenario is not the shipped file of its name
   std::size_t copy_figures = 0;     ///< with copy: the shipped scenario's figures not held against it
+  /// The scenario models no published figure (nothing to print or add).
+  bool none() const noexcept { return held.empty() && !other_profile && !not_run && !copy; }
 };
 
 /// The figures of `figures` that model scenario `p` (run as `r`), as described above.

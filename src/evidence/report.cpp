@@ -92,6 +92,11 @@ std::string metric_table(const Propagation& u, std::size_t mi) {
 
 }  // namespace
 
+std::string format_figure_value(double v) {
+  const double vals[] = {v};
+  return rf::format_fixed(v, rf::column_format(vals));
+}
+
 std::string format_with_interval(double point, const Interval& i) {
   const double vals[] = {point, i.lo, i.hi};
   const rf::NumberFormat f = rf::column_format(vals);
@@ -108,7 +113,7 @@ std::string format_uncertainty(const Propagation& u, bool details) {
                    u.costs.uncertain.size(), details ? "" : "; --details lists each cost");
   std::size_t drawn_latency = 0;
   for (const auto& c : u.costs.uncertain)
-    if (c.key.starts_with("host.latency.")) ++drawn_latency;
+    if (is_host_latency_key(c.key)) ++drawn_latency;
   s += drawn_latency ? fmt::format("  drawn from the host file: {} latency class{} with a stated range (host.latency.*); held fixed: the "
                                    "host's other latencies, scenario overrides, the seed\n",
                                    drawn_latency, drawn_latency == 1 ? "" : "es")

@@ -37,5 +37,7 @@ void add_sensitivity_json(nlohmann::ordered_json& scenario, const Sensitivity& s
 
 /// "7,759 [7,420 - 8,130]" with one number format for the three (report_format.h).
 std::string format_with_interval(double point, const Interval& i);
+/// One figure on its own, in the column format a table of that value alone would use.
+std::string format_figure_value(double v);
 
 }  // namespace ipilab::evidence

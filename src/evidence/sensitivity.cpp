@@ -46,7 +46,7 @@ Sensitivity summarise_swings(const scenario::PreparedScenario& p, const scenario
       const std::optional<cost::CostRange> range = variant_range(p.variants[vi], uc[k].key);
       // A host latency class is in no cost provenance: it is used wherever the run reads the matrix.
       const auto& res = base.variants[vi].result;
-      if (!range || !(uc[k].key.starts_with("host.latency.") ? reads_host_latency(res) : used_by(res, uc[k].key))) continue;
+      if (!range || !(is_host_latency_key(uc[k].key) ? reads_host_latency(res) : used_by(res, uc[k].key))) continue;
       const auto lo = runs[2 * k][vi].find(vs.metric), hi = runs[2 * k + 1][vi].find(vs.metric);
       if (lo == runs[2 * k][vi].end() || hi == runs[2 * k + 1][vi].end()) continue;
       Swing s;

@@ -14,11 +14,6 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-std::string number(double v) {
-  const double vals[] = {v};
-  return rf::format_fixed(v, rf::column_format(vals));
-}
-
 std::string profile_line(const ProfileSummary& p) {
   return fmt::format("{} fitted value{}, {} figure{} fitted, {} predicted ({} within tolerance), {} missed, {} published but "
                      "not modelled",
@@ -76,7 +71,7 @@ std::string format_validation(const Validation& v) {
       if (f.profile != p.name) continue;
       any = true;
       if (f.kind == FigureKind::NotModelled) {
-        t.add({f.id, "not-modelled", "—", fmt::format("{} {}", number(f.value), f.unit), "—", "", "", "", ""});
+        t.add({f.id, "not-modelled", "—", fmt::format("{} {}", format_figure_value(f.value), f.unit), "—", "", "", "", ""});
         continue;
       }
       std::string interval, mark;
@@ -97,7 +92,7 @@ std::string format_validation(const Validation& v) {
         continue;
       }
       t.add({f.id, std::string(kind_name(f.kind)), fmt::format("{} / {} / {}", f.scenario, f.variant, f.metric),
-             fmt::format("{} {}", number(f.value), f.unit), number(r.model), fmt::format("{:+.1f}%", r.error * 100),
+             fmt::format("{} {}", format_figure_value(f.value), f.unit), format_figure_value(r.model), fmt::format("{:+.1f}%", r.error * 100),
              toleranced ? rf::format_tolerance(f.tolerance) : "", interval, mark});
     }
     if (any) s += t.render("  ");
