@@ -216,6 +216,11 @@ std::string_view latency_class_key(LatencyClass c) {
   return "?";
 }
 
+std::string latency_range_key(LatencyClass c) {
+  const std::string_view k = latency_class_key(c);
+  return std::string(k.substr(0, k.size() - 3)) + "_range_ns";  // "..._ns" -> "..._range_ns"
+}
+
 LatencyClass Host::latency_class(int from_node, int to_node) const {
   if (from_node == to_node) return LatencyClass::SameNode;
   return node_socket(from_node) == node_socket(to_node) ? LatencyClass::SameSocket : LatencyClass::CrossSocket;

@@ -77,6 +77,8 @@ struct PairLatency {
 enum class LatencyClass { SameNode, SameSocket, CrossSocket };
 /// "same_node_ns", "same_socket_ns", "cross_socket_ns" (the host file's key).
 std::string_view latency_class_key(LatencyClass c);
+/// "same_node_range_ns", ...: the key of its range.
+std::string latency_range_key(LatencyClass c);
 
 /// An uncertain class value ([host.latency] cross_socket_range_ns = [lo, hi]): the value written
 /// for the class and the range it may lie in, ns. `ipilab run --uncertainty` draws it as it draws a

@@ -82,10 +82,10 @@ void parse_latency_ranges(TableReader& r, Latency& lat, const std::array<std::op
   static constexpr std::array<LatencyClass, 3> kClasses = {LatencyClass::SameNode, LatencyClass::SameSocket, LatencyClass::CrossSocket};
   for (std::size_t i = 0; i < kClasses.size(); ++i) {
     const std::string value_key(latency_class_key(kClasses[i]));
-    const std::string key = value_key.substr(0, value_key.size() - 3) + "_range_ns";
+    const std::string key = latency_range_key(kClasses[i]);
     const toml::node* n = r.node(key);
     if (!n) continue;
-    if (!lat.node_ns.empty() && !values[i] && r.node("matrix_ns"))
+    if (!values[i] && r.node("matrix_ns"))
       r.fail(key, "a range is for a class value (same_node_ns, ...): with matrix_ns the entries of one class may differ");
     if (!values[i]) r.fail(key, fmt::format("a range without its value: give {} too", value_key));
     const std::vector<double> lohi = number_row(*n, r.file(), r.key_path(key));
@@ -276,10 +276,7 @@ std::string class_latency_toml(const Host& h) {
         if (h.latency_class(a, b) == c) v = h.node_latency_ns(a, b);
     if (v) o += fmt::format("{} = {}\n", latency_class_key(c), *v);
   }
-  for (const LatencyRange& r : h.latency.ranges) {
-    const std::string key(latency_class_key(r.cls));
-    o += fmt::format("{}_range_ns = [{}, {}]\n", key.substr(0, key.size() - 3), r.lo, r.hi);
-  }
+  for (const LatencyRange& r : h.latency.ranges) o += fmt::format("{} = [{}, {}]\n", latency_range_key(r.cls), r.lo, r.hi);
   o += fmt::format("range_reason = {}\n", toml_read::quoted(h.latency.range_reason));
   return o;
 }
